@@ -1,0 +1,89 @@
+/**
+ * The one contract between the browser side (observation, grammar, executor, episode loop) and the
+ * environments it runs on (embedded sites, real WebArena sites). BrowserGym-style: observation in,
+ * action out, reward from the environment's evaluator.
+ */
+import type { BrowserContext, Page } from 'playwright-core';
+
+/** One clickable element of the annotated page; `id` is the number the model refers to. */
+export interface ObservedElement {
+  id: number;
+  tag: string;
+  role?: string;
+  /** The element's own (direct) text, whitespace-collapsed. */
+  text: string;
+  /** All text inside the element (its own and its descendants'), whitespace-collapsed, cut at 500 chars. */
+  fullText?: string;
+  /** Raw attributes of the element (all of them, not just the ones printed in the observation). */
+  attributes: Record<string, string>;
+  /** Viewport box: left, top, width, height (integers, CSS pixels). */
+  bbox: [number, number, number, number];
+  value?: string;
+  checked?: boolean;
+  selectedOption?: string;
+  /** The option texts of a `<select>`, in order. */
+  options?: string[];
+}
+
+export interface Observation {
+  url: string;
+  title: string;
+  /** The one-line simplified HTML the model reads (WebRL text setting). */
+  html: string;
+  elements: ObservedElement[];
+}
+
+/** A parsed WebRL action. Element ids are the integers of the observation. */
+export type Action =
+  | { kind: 'Click'; element: number }
+  | { kind: 'Hover'; element: number }
+  | { kind: 'Type'; element: number; argument: string }
+  | { kind: 'Search'; element: number; argument: string }
+  | { kind: 'Select Dropdown Option'; element: number; argument: string }
+  | { kind: 'Scroll Up' }
+  | { kind: 'Scroll Down' }
+  | { kind: 'Press Enter' }
+  | { kind: 'Go Backward' }
+  | { kind: 'Go Forward' }
+  | { kind: 'exit'; message: string };
+
+/**
+ * How an oracle plan names an element without knowing the ids the annotation will assign:
+ * every given field must match; `nth` picks among matches in document order (default 0).
+ */
+export interface ElementMatcher {
+  tag?: string;
+  text?: string;
+  textIncludes?: string;
+  attributes?: Record<string, string>;
+  nth?: number;
+}
+
+/** One step of an oracle solution; the oracle policy resolves `target` to an id at run time. */
+export type OracleStep =
+  | { action: 'Click' | 'Hover'; target: ElementMatcher }
+  | { action: 'Type' | 'Search' | 'Select Dropdown Option'; target: ElementMatcher; argument: string }
+  | { action: 'Scroll Up' | 'Scroll Down' | 'Press Enter' | 'Go Backward' | 'Go Forward' }
+  | { action: 'exit'; message: string };
+
+/** The part of a WebArena-format task the episode loop needs. */
+export interface EpisodeTask {
+  task_id: number | string;
+  intent: string;
+  /** Already resolved (no `__SHOPPING__` placeholders); the first URL of an ` |AND| ` list. */
+  start_url: string;
+}
+
+/** What an environment does around one episode: isolated state in, a score out. */
+export interface EpisodeEnvironment {
+  /** Gives the episode its own state (cookies, namespace) in a fresh context; returns the start URL. */
+  prepareEpisode(context: BrowserContext, task: EpisodeTask): Promise<PreparedEpisode>;
+}
+
+export interface PreparedEpisode {
+  startUrl: string;
+  /** Scores the finished episode on its final page with the last `exit` message (null if none). */
+  evaluate(page: Page, answer: string | null): Promise<number>;
+  /** Drops the episode's state; called once, after evaluate. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,22 @@
+/**
+ * The `webrl` command line. Errors from bad input print as one clear message, not a stack trace.
+ */
+import { Command } from 'commander';
+import { registerStackCommands } from './stack';
+
+const program = new Command()
+  .name('webrl')
+  .description('WebRL training campaigns as durable Temporal workflows')
+  .showHelpAfterError();
+
+registerStackCommands(program);
+
+const EXPECTED_ERRORS = new Set(['ConfigError', 'SecretsError', 'StackError', 'ToolNotAvailableError', 'StoragePermanentError']);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  const failure = error as Error;
+  console.error(EXPECTED_ERRORS.has(failure.name) ? `webrl: ${failure.message}` : failure);
+  process.exitCode = 1;
+}

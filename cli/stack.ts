@@ -1,0 +1,153 @@
+/**
+ * `webrl tools ensure`, `webrl stack up|down|status|check`, `webrl config check`, `webrl worker`.
+ */
+import type { Command } from 'commander';
+import { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { loadSettings, type Settings } from '../config/settings';
+import { stackDown, stackStatus, stackUp } from '../infra/stack';
+import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
+import { connectClient } from '../temporal/connection';
+import { runAllInOneWorker } from '../workers/allInOne';
+import type { RoundTripResult } from '../workflows/artifactRoundTrip';
+
+const say = (message: string) => console.log(message);
+
+interface StackFlags {
+  config?: string;
+  dataDir?: string;
+  temporalPort?: string;
+  temporalUiPort?: string;
+  minioPort?: string;
+  minioConsolePort?: string;
+}
+
+function portFlag(value: string | undefined): number | string | undefined {
+  if (value === undefined) return undefined;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+function stackSettings(flags: StackFlags): Promise<Settings> {
+  return loadSettings(flags.config, process.env, {
+    'stack.dataDir': flags.dataDir,
+    'stack.temporalPort': portFlag(flags.temporalPort),
+    'stack.temporalUiPort': portFlag(flags.temporalUiPort),
+    'stack.minioPort': portFlag(flags.minioPort),
+    'stack.minioConsolePort': portFlag(flags.minioConsolePort),
+  });
+}
+
+function withStackFlags(command: Command): Command {
+  return command
+    .option('-c, --config <file>', 'campaign file (YAML or JSON)')
+    .option('--data-dir <dir>', 'state directory of the local stack (default .webrl)')
+    .option('--temporal-port <port>', 'Temporal gRPC port (default 7233)')
+    .option('--temporal-ui-port <port>', 'Temporal web UI port (default 8233)')
+    .option('--minio-port <port>', 'MinIO S3 port (default 9000)')
+    .option('--minio-console-port <port>', 'MinIO console port (default 9001)');
+}
+
+function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim());
+  if (!match) throw new Error(`--size: expected a size such as 64MB, got '${text}'`);
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
+  return Math.round(Number(match[1]) * unit);
+}
+
+export function registerStackCommands(program: Command): void {
+  program
+    .command('tools')
+    .description('find or install the temporal CLI, minio and Chromium')
+    .command('ensure')
+    .description('print where each tool is, installing what is missing')
+    .action(async () => {
+      const tools = await ensureTools(say);
+      for (const tool of Object.values(tools)) say(describeTool(tool));
+    });
+
+  const stack = program.command('stack').description('the local Temporal dev server and MinIO');
+
+  withStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(
+    async (flags: StackFlags) => {
+      const { config, secrets } = await stackSettings(flags);
+      const temporal = await ensureTemporal(say);
+      const minio = await ensureMinio(say);
+      say(describeTool(temporal));
+      say(describeTool(minio));
+      const endpoints = await stackUp(config, {
+        temporalBinary: temporal.path,
+        minioBinary: minio.path,
+        ...(process.env.AWS_ACCESS_KEY_ID && secrets.s3 ? { s3Credentials: secrets.s3 } : {}),
+        log: say,
+      });
+      say('local stack is up:');
+      say(`  Temporal gRPC   ${endpoints.temporalAddress}  (namespace ${endpoints.namespace})`);
+      say(`  Temporal UI     ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows`);
+      say(`  S3 endpoint     ${endpoints.s3Endpoint}  (bucket ${endpoints.bucket})`);
+      say(`  MinIO console   ${endpoints.minioConsole}`);
+    },
+  );
+
+  withStackFlags(stack.command('down').description('stop the processes `stack up` started')).action(async (flags: StackFlags) => {
+    const { config } = await stackSettings(flags);
+    await stackDown(config, say);
+    say('local stack is down');
+  });
+
+  withStackFlags(stack.command('status').description('report whether the local stack runs and answers')).action(
+    async (flags: StackFlags) => {
+      const { config } = await stackSettings(flags);
+      for (const service of await stackStatus(config)) {
+        const state = service.ready ? 'ready' : service.running ? 'running, not answering' : 'stopped';
+        say(`${service.name.padEnd(9)} ${state.padEnd(24)} ${service.pid ? `pid ${service.pid}  ` : ''}${service.endpoint}`);
+      }
+    },
+  );
+
+  withStackFlags(
+    stack
+      .command('check')
+      .description('run a workflow that streams a file through S3 and reads it back (needs a running stack)')
+      .option('--size <size>', 'bytes to stream, e.g. 64MB', '64MB'),
+  ).action(async (flags: StackFlags & { size: string }) => {
+    const settings = await stackSettings(flags);
+    const bytes = parseSize(flags.size);
+    const stop = new AbortController();
+    const worker = runAllInOneWorker(settings, stop.signal);
+    let client: Client | undefined;
+    try {
+      client = await connectClient(settings.config, settings.secrets);
+      const id = `stack-check-${randomUUID()}`;
+      say(`starting workflow ${id} (${bytes} bytes)`);
+      const result: RoundTripResult = await client.workflow.execute('artifactRoundTrip', {
+        workflowId: id,
+        taskQueue: settings.config.temporal.taskQueues.control,
+        args: [{ key: `checks/${id}.bin`, bytes, seed: 1 }],
+      });
+      say(`uploaded ${result.uploaded.bytes} bytes, read back sha256 ${result.readBack.sha256}: equal`);
+    } finally {
+      stop.abort();
+      await worker;
+      await client?.connection.close();
+    }
+  });
+
+  program
+    .command('config')
+    .description('configuration')
+    .command('check')
+    .argument('[file]', 'campaign file (YAML or JSON)')
+    .description('validate a campaign file with the environment and print the resolved settings')
+    .action(async (file?: string) => {
+      const { config } = await loadSettings(file);
+      say(JSON.stringify(config, null, 2));
+    });
+
+  program
+    .command('worker')
+    .description('run the all-in-one worker (every task queue) against the configured Temporal and S3')
+    .option('-c, --config <file>', 'campaign file (YAML or JSON)')
+    .action(async (flags: { config?: string }) => {
+      await runAllInOneWorker(await loadSettings(flags.config));
+    });
+}

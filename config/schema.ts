@@ -1,0 +1,104 @@
+/**
+ * The campaign configuration: one typed object from a campaign file (YAML or JSON) plus environment
+ * variables, with defaults for the embedded one-machine setup. Every object is strict, so a misspelt
+ * or unknown field is rejected with its path instead of being silently ignored. Secrets never live
+ * here: see `secrets.ts`.
+ */
+import { z } from 'zod';
+
+const hostPort = z
+  .string()
+  .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7233');
+
+const port = z.number().int().min(1).max(65535);
+
+const name = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected lower-case letters, digits and dashes (at most 63, starting with a letter or digit)');
+
+/** S3 bucket naming rules (3-63 chars, lower-case, digits, dots, dashes). */
+const bucket = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a valid S3 bucket name (3-63 lower-case letters, digits, dots, dashes)');
+
+const prefix = z
+  .string()
+  .refine((p) => p === '' || (/^[A-Za-z0-9!_.*'()/-]+$/.test(p) && !p.startsWith('/') && p.endsWith('/')), {
+    message: "expected '' or a key prefix without a leading '/' that ends with '/', e.g. 'webrl/'",
+  });
+
+export const TemporalConfigSchema = z.strictObject({
+  /** Omit to use the local stack's dev server (stack.ip:stack.temporalPort). */
+  address: hostPort.optional(),
+  namespace: z.string().min(1).max(255).default('webrl'),
+  /** TLS to the frontend; client cert and key come from the environment (they are secrets). */
+  tls: z
+    .strictObject({
+      enabled: z.boolean().default(false),
+      serverNameOverride: z.string().min(1).optional(),
+      serverRootCaFile: z.string().min(1).optional(),
+    })
+    .default({ enabled: false }),
+  taskQueues: z
+    .strictObject({
+      control: z.string().min(1).default('webrl-control'),
+      browser: z.string().min(1).default('webrl-browser'),
+      train: z.string().min(1).default('webrl-train'),
+    })
+    .default({ control: 'webrl-control', browser: 'webrl-browser', train: 'webrl-train' }),
+});
+
+export const S3ConfigSchema = z.strictObject({
+  /** Omit to use the local stack's MinIO; for AWS give the regional endpoint (https://s3.<region>.amazonaws.com). */
+  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  region: z.string().min(1).default('us-east-1'),
+  bucket: bucket.default('webrl'),
+  prefix: prefix.default(''),
+  forcePathStyle: z.boolean().default(true),
+  /** Attempts per request for transient faults (throttling, 5xx, dropped connections). */
+  maxAttempts: z.number().int().min(1).max(20).default(6),
+});
+
+export const StackConfigSchema = z.strictObject({
+  /** Where the local stack keeps its state (SQLite, MinIO data, logs, pid files); git-ignored. */
+  dataDir: z.string().min(1).default('.webrl'),
+  ip: z.ipv4().default('127.0.0.1'),
+  temporalPort: port.default(7233),
+  temporalUiPort: port.default(8233),
+  minioPort: port.default(9000),
+  minioConsolePort: port.default(9001),
+});
+
+export const ConcurrencySchema = z.strictObject({
+  /** Browser contexts per browser worker; 0 means one per CPU core. */
+  browserContexts: z.number().int().min(0).max(256).default(0),
+  /** Activities a worker runs at once, per task queue. */
+  maxConcurrentActivities: z.number().int().min(1).max(1000).default(4),
+  /** Rollout shards in flight at once within a phase. */
+  rolloutShardsInFlight: z.number().int().min(1).max(1000).default(4),
+});
+
+export const CampaignSchema = z.strictObject({
+  name: name.default('default'),
+  seed: z.number().int().min(0).max(2 ** 31 - 1).default(1),
+});
+
+export const ConfigSchema = z
+  .strictObject({
+    campaign: CampaignSchema.default({ name: 'default', seed: 1 }),
+    temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
+    s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
+    stack: StackConfigSchema.default(StackConfigSchema.parse({})),
+    concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
+  })
+  // Unset endpoints mean the local stack, so changing its ports moves the clients along.
+  .transform((config) => ({
+    ...config,
+    temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
+    s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
+  }));
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type TemporalConfig = Config['temporal'];
+export type S3Config = Config['s3'];
+export type StackConfig = Config['stack'];

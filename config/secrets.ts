@@ -1,0 +1,101 @@
+/**
+ * Secrets come from the environment only, and are wrapped so that logging, JSON serialisation or
+ * util.inspect of a config object can never print them.
+ */
+import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
+
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return '[redacted]';
+  }
+  toJSON(): string {
+    return '[redacted]';
+  }
+  [inspect.custom](): string {
+    return '[redacted]';
+  }
+}
+
+export interface S3Credentials {
+  accessKeyId: Secret;
+  secretAccessKey: Secret;
+  sessionToken?: Secret;
+}
+
+export interface Secrets {
+  /** Undefined: let the AWS SDK's default chain find credentials (instance roles, profiles). */
+  s3?: S3Credentials;
+  temporal: {
+    apiKey?: Secret;
+    clientCert?: Secret;
+    clientKey?: Secret;
+  };
+}
+
+/** The environment variables read here; the README's configuration reference lists the same. */
+export const SECRET_ENV = {
+  s3AccessKeyId: 'AWS_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'AWS_SECRET_ACCESS_KEY',
+  s3SessionToken: 'AWS_SESSION_TOKEN',
+  temporalApiKey: 'TEMPORAL_API_KEY',
+  temporalClientCertPath: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  temporalClientKeyPath: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+} as const;
+
+export class SecretsError extends Error {
+  override name = 'SecretsError';
+}
+
+function fromEnv(env: NodeJS.ProcessEnv, key: string): Secret | undefined {
+  const value = env[key];
+  return value ? new Secret(value) : undefined;
+}
+
+function fileFromEnv(env: NodeJS.ProcessEnv, key: string): Secret | undefined {
+  const path = env[key];
+  if (!path) return undefined;
+  try {
+    return new Secret(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new SecretsError(`${key} names ${path}, which cannot be read: ${(error as NodeJS.ErrnoException).code}`);
+  }
+}
+
+/**
+ * Reads secrets from `env`. When no S3 keys are set, `fallbackS3` (the local stack's generated
+ * credentials, when that stack is the target) is used.
+ */
+export function loadSecrets(env: NodeJS.ProcessEnv = process.env, fallbackS3?: S3Credentials): Secrets {
+  const accessKeyId = fromEnv(env, SECRET_ENV.s3AccessKeyId);
+  const secretAccessKey = fromEnv(env, SECRET_ENV.s3SecretAccessKey);
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    throw new SecretsError(
+      `${SECRET_ENV.s3AccessKeyId} and ${SECRET_ENV.s3SecretAccessKey} must be set together (only one is set)`,
+    );
+  }
+  const sessionToken = fromEnv(env, SECRET_ENV.s3SessionToken);
+  const s3 =
+    accessKeyId && secretAccessKey
+      ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
+      : fallbackS3;
+  const clientCert = fileFromEnv(env, SECRET_ENV.temporalClientCertPath);
+  const clientKey = fileFromEnv(env, SECRET_ENV.temporalClientKeyPath);
+  if (Boolean(clientCert) !== Boolean(clientKey)) {
+    throw new SecretsError(
+      `${SECRET_ENV.temporalClientCertPath} and ${SECRET_ENV.temporalClientKeyPath} must be set together`,
+    );
+  }
+  const apiKey = fromEnv(env, SECRET_ENV.temporalApiKey);
+  return {
+    ...(s3 ? { s3 } : {}),
+    temporal: { ...(apiKey ? { apiKey } : {}), ...(clientCert && clientKey ? { clientCert, clientKey } : {}) },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The storage layout. Keys depend only on (campaign, phase, activity, shard, ...), never on time or
+ * attempt, so a retried or replayed activity finds its own finished output.
+ *
+ *   campaigns/<campaign>/config.json
+ *   campaigns/<campaign>/phase-<k>/...
+ *   campaigns/<campaign>/phase-<k>/manifest.json   (written last)
+ */
+
+const SEGMENT = /^[A-Za-z0-9._=-][A-Za-z0-9._=+-]*$/;
+
+function checkSegments(parts: string[]): string {
+  for (const part of parts) {
+    for (const segment of part.split('/')) {
+      if (!SEGMENT.test(segment) || segment === '.' || segment === '..') {
+        throw new Error(`invalid storage key segment '${segment}' in '${parts.join('/')}'`);
+      }
+    }
+  }
+  return parts.join('/');
+}
+
+export function campaignKey(campaignId: string, ...parts: string[]): string {
+  return checkSegments(['campaigns', campaignId, ...parts]);
+}
+
+export function phaseKey(campaignId: string, phase: number, ...parts: string[]): string {
+  if (!Number.isInteger(phase) || phase < 0) throw new Error(`invalid phase number ${phase}`);
+  return campaignKey(campaignId, `phase-${phase}`, ...parts);
+}
+
+/** The manifest that publishes a unit of work: readers trust only what a manifest lists. */
+export function manifestKey(dataKey: string): string {
+  return `${dataKey}.manifest.json`;
+}

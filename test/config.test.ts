@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig, parseConfig } from '../config/load';
+import { loadSecrets, Secret, SecretsError } from '../config/secrets';
+
+function rejection(raw: unknown, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parseConfig(raw, 'test', env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${error}`);
+    return error.message;
+  }
+  assert.fail(`accepted ${JSON.stringify(raw)}`);
+}
+
+describe('configuration', () => {
+  test('defaults describe the embedded one-machine setup', () => {
+    const config = parseConfig({});
+    assert.equal(config.temporal.address, '127.0.0.1:7233');
+    assert.equal(config.temporal.namespace, 'webrl');
+    assert.equal(config.s3.endpoint, 'http://127.0.0.1:9000');
+    assert.equal(config.s3.bucket, 'webrl');
+    assert.deepEqual(config.temporal.taskQueues, { control: 'webrl-control', browser: 'webrl-browser', train: 'webrl-train' });
+  });
+
+  test('local endpoints follow the stack ports unless set explicitly', () => {
+    const moved = parseConfig({ stack: { temporalPort: 17233, minioPort: 19000 } });
+    assert.equal(moved.temporal.address, '127.0.0.1:17233');
+    assert.equal(moved.s3.endpoint, 'http://127.0.0.1:19000');
+    const remote = parseConfig({ s3: { endpoint: 'https://s3.eu-west-1.amazonaws.com', region: 'eu-west-1' } });
+    assert.equal(remote.s3.endpoint, 'https://s3.eu-west-1.amazonaws.com');
+  });
+
+  const invalid: Array<[string, unknown, string]> = [
+    ['unknown top-level field', { campain: {} }, 'campain: unknown field'],
+    ['unknown nested field', { temporal: { adress: 'x:1' } }, 'temporal.adress: unknown field'],
+    ['address without port', { temporal: { address: 'localhost' } }, 'temporal.address'],
+    ['empty namespace', { temporal: { namespace: '' } }, 'temporal.namespace'],
+    ['task queue not a string', { temporal: { taskQueues: { browser: 3 } } }, 'temporal.taskQueues.browser'],
+    ['bucket with capitals', { s3: { bucket: 'My_Bucket' } }, 's3.bucket'],
+    ['prefix with leading slash', { s3: { prefix: '/runs/' } }, 's3.prefix'],
+    ['endpoint not a URL', { s3: { endpoint: 'minio:9000' } }, 's3.endpoint'],
+    ['secret key in the file', { s3: { secretAccessKey: 'abc' } }, 's3.secretAccessKey: secrets are not accepted in config files; set AWS_SECRET_ACCESS_KEY'],
+    ['API key in the file', { temporal: { apiKey: 'abc' } }, 'temporal.apiKey: secrets are not accepted'],
+    ['port out of range', { stack: { minioPort: 70000 } }, 'stack.minioPort'],
+    ['port as text', { stack: { temporalUiPort: 'eighty' } }, 'stack.temporalUiPort'],
+    ['negative seed', { campaign: { seed: -1 } }, 'campaign.seed'],
+    ['campaign name with spaces', { campaign: { name: 'my campaign' } }, 'campaign.name'],
+    ['zero in-flight shards', { concurrency: { rolloutShardsInFlight: 0 } }, 'concurrency.rolloutShardsInFlight'],
+    ['TLS flag not boolean', { temporal: { tls: { enabled: 'yes' } } }, 'temporal.tls.enabled'],
+    ['settings not an object', [1, 2], '(root)'],
+  ];
+  for (const [what, raw, expected] of invalid) {
+    test(`rejects ${what}, naming the field`, () => {
+      assert.match(rejection(raw), new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    });
+  }
+
+  test('an invalid environment override names the variable', () => {
+    const message = rejection({}, { WEBRL_S3_BUCKET: 'Bad Bucket' });
+    assert.match(message, /s3\.bucket \(from WEBRL_S3_BUCKET\)/);
+  });
+
+  test('loads YAML and JSON campaign files, environment overriding the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-config-'));
+    await writeFile(join(dir, 'c.yaml'), 'campaign:\n  name: shop-run\n  seed: 7\ns3:\n  bucket: from-file\n');
+    await writeFile(join(dir, 'c.json'), JSON.stringify({ temporal: { namespace: 'research' } }));
+    const yaml = await loadConfig(join(dir, 'c.yaml'), { WEBRL_S3_BUCKET: 'from-env' });
+    assert.equal(yaml.campaign.name, 'shop-run');
+    assert.equal(yaml.campaign.seed, 7);
+    assert.equal(yaml.s3.bucket, 'from-env');
+    assert.equal((await loadConfig(join(dir, 'c.json'), {})).temporal.namespace, 'research');
+    await writeFile(join(dir, 'broken.yaml'), 'campaign: [unclosed\n');
+    await assert.rejects(loadConfig(join(dir, 'broken.yaml'), {}), /broken\.yaml.*not valid YAML/s);
+    await assert.rejects(loadConfig(join(dir, 'missing.yaml'), {}), /missing\.yaml.*ENOENT/s);
+  });
+
+  test('secrets come from the environment and never print', () => {
+    const secrets = loadSecrets({ AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'sup3r-s3cret', TEMPORAL_API_KEY: 'tk-123' });
+    assert.equal(secrets.s3?.secretAccessKey.reveal(), 'sup3r-s3cret');
+    const printed = [JSON.stringify(secrets), inspect(secrets, { depth: 5 }), String(secrets.temporal.apiKey), `${secrets.s3?.accessKeyId}`].join('\n');
+    for (const value of ['AKIDEXAMPLE', 'sup3r-s3cret', 'tk-123']) assert.ok(!printed.includes(value), `${value} leaked`);
+    assert.ok(new Secret('x').toJSON() === '[redacted]');
+    assert.throws(() => loadSecrets({ AWS_ACCESS_KEY_ID: 'only-id' }), SecretsError);
+  });
+});

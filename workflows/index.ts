@@ -1,0 +1,2 @@
+// Every workflow a worker registers; bundled once per worker process.
+export { artifactRoundTrip } from './artifactRoundTrip';
