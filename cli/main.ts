@@ -2,7 +2,11 @@
  * The `webrl` command line. Errors from bad input print as one clear message, not a stack trace.
  */
 import { Command } from 'commander';
+import { registerCampaignCommands } from './campaign';
+import { registerEnvCommands } from './env';
+import { registerRolloutCommand } from './rollout';
 import { registerStackCommands } from './stack';
+import { registerTaskCommands } from './tasks';
 
 const program = new Command()
   .name('webrl')
@@ -10,8 +14,20 @@ const program = new Command()
   .showHelpAfterError();
 
 registerStackCommands(program);
+registerCampaignCommands(program);
+registerRolloutCommand(program);
+registerEnvCommands(program);
+registerTaskCommands(program);
 
-const EXPECTED_ERRORS = new Set(['ConfigError', 'SecretsError', 'StackError', 'ToolNotAvailableError', 'StoragePermanentError']);
+const EXPECTED_ERRORS = new Set([
+  'ConfigError',
+  'SecretsError',
+  'StackError',
+  'ToolNotAvailableError',
+  'StoragePermanentError',
+  'CampaignError',
+  'TaskConfigError',
+]);
 
 try {
   await program.parseAsync(process.argv);

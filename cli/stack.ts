@@ -8,7 +8,7 @@ import { loadSettings, type Settings } from '../config/settings';
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { connectClient } from '../temporal/connection';
-import { runAllInOneWorker } from '../workers/allInOne';
+import { ALL_QUEUES, runWorkers, type QueueName } from '../workers/run';
 import type { RoundTripResult } from '../workflows/artifactRoundTrip';
 
 const say = (message: string) => console.log(message);
@@ -113,7 +113,7 @@ export function registerStackCommands(program: Command): void {
     const settings = await stackSettings(flags);
     const bytes = parseSize(flags.size);
     const stop = new AbortController();
-    const worker = runAllInOneWorker(settings, stop.signal);
+    const worker = runWorkers(settings, ['control'], stop.signal);
     let client: Client | undefined;
     try {
       client = await connectClient(settings.config, settings.secrets);
@@ -145,9 +145,12 @@ export function registerStackCommands(program: Command): void {
 
   program
     .command('worker')
-    .description('run the all-in-one worker (every task queue) against the configured Temporal and S3')
+    .description('run workers (default: every task queue) against the configured Temporal and S3')
     .option('-c, --config <file>', 'campaign file (YAML or JSON)')
-    .action(async (flags: { config?: string }) => {
-      await runAllInOneWorker(await loadSettings(flags.config));
+    .option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES)
+    .action(async (flags: { config?: string; queue: string[] }) => {
+      const unknown = flags.queue.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+      if (unknown.length) throw new Error(`--queue: unknown task queue ${unknown.join(', ')}; expected ${ALL_QUEUES.join(', ')}`);
+      await runWorkers(await loadSettings(flags.config), flags.queue as QueueName[]);
     });
 }

@@ -74,22 +74,78 @@ export const ConcurrencySchema = z.strictObject({
   browserContexts: z.number().int().min(0).max(256).default(0),
   /** Activities a worker runs at once, per task queue. */
   maxConcurrentActivities: z.number().int().min(1).max(1000).default(4),
-  /** Rollout shards in flight at once within a phase. */
+});
+
+const unitInterval = z.number().min(0).max(1);
+const band = (low: number, high: number) =>
+  z
+    .tuple([unitInterval, unitInterval])
+    .default([low, high])
+    .refine(([a, b]) => a < b, { message: 'expected [low, high] with low < high' });
+
+/** Settings the campaign workflow acts on each phase; an operator may change them between phases. */
+export const PhaseSettingsSchema = z.strictObject({
+  tasksPerPhase: z.number().int().min(1).max(5000).default(120),
+  criticBand: band(0.05, 0.75),
+  rolloutShardSize: z.number().int().min(1).max(1000).default(16),
   rolloutShardsInFlight: z.number().int().min(1).max(1000).default(4),
+  temperature: z.number().min(0).max(5).default(1),
+  curriculum: z.boolean().default(true),
+  replayRankBand: band(0.5, 0.95),
+  replayCap: z.number().min(0).max(100).default(2),
+});
+
+/** The embedded web environment: four mini-WebArena sites started by each browser worker. */
+export const EnvironmentSchema = z.strictObject({
+  /** Seed of the sites' data and of the task splits generated from it. */
+  worldSeed: z.number().int().min(0).max(2 ** 31 - 1).default(2411),
+  /** Evaluate on a seeded sample of this many test tasks; 0 = the whole test split. */
+  testTasks: z.number().int().min(0).default(0),
+  /** SFT demonstrations from a seeded sample of this many train tasks; 0 = the whole train split. */
+  demonstrationTasks: z.number().int().min(0).default(200),
+  /** Steps per episode before it ends (WebRL: 30). */
+  maxSteps: z.number().int().min(1).max(100).default(30),
+  /** Wall-clock budget per episode. */
+  episodeDeadlineSeconds: z.number().int().min(5).max(3600).default(300),
+});
+
+/** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
+export const TrainingSchema = z.strictObject({
+  sftEpochs: z.number().int().min(1).max(1000).default(8),
+  ormEpochs: z.number().int().min(1).max(1000).default(8),
+  criticEpochs: z.number().int().min(1).max(1000).default(2),
+  actorEpochs: z.number().int().min(1).max(1000).default(2),
+  batchSize: z.number().int().min(1).max(4096).default(16),
+  /** Steps between durable training checkpoints (uploaded to the store). */
+  checkpointEvery: z.number().int().min(1).default(200),
 });
 
 export const CampaignSchema = z.strictObject({
   name: name.default('default'),
   seed: z.number().int().min(0).max(2 ** 31 - 1).default(1),
+  /** RL phases after SFT (phase 0). */
+  phases: z.number().int().min(0).max(1000).default(3),
+  phase: PhaseSettingsSchema.default(PhaseSettingsSchema.parse({})),
+  environment: EnvironmentSchema.default(EnvironmentSchema.parse({})),
+  training: TrainingSchema.default(TrainingSchema.parse({})),
+});
+
+/** Where a browser worker serves the embedded sites (WebArena's ports by default). */
+export const SitesSchema = z.strictObject({
+  host: z.ipv4().default('127.0.0.1'),
+  ports: z
+    .strictObject({ shopping: port, shopping_admin: port, reddit: port, gitlab: port })
+    .default({ shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 }),
 });
 
 export const ConfigSchema = z
   .strictObject({
-    campaign: CampaignSchema.default({ name: 'default', seed: 1 }),
+    campaign: CampaignSchema.default(CampaignSchema.parse({})),
     temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
     s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
     stack: StackConfigSchema.default(StackConfigSchema.parse({})),
     concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
+    sites: SitesSchema.default(SitesSchema.parse({})),
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along.
   .transform((config) => ({

@@ -4,15 +4,16 @@
  */
 import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
+import { CAMPAIGN_ID, PHASE, STATUS, SUCCESS_RATE } from '../workflows/searchAttributes';
 import { httpOk, spawnService, waitUntil } from './processes';
 
+/** The dev server's spelling of each search attribute type. */
+const CLI_TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', TEXT: 'Text', BOOL: 'Bool' };
+
 /** Custom search attributes of campaign workflows, registered on the dev server. */
-export const SEARCH_ATTRIBUTES = {
-  CampaignId: 'Keyword',
-  Phase: 'Int',
-  SuccessRate: 'Double',
-  Status: 'Keyword',
-} as const;
+export const SEARCH_ATTRIBUTES = Object.fromEntries(
+  [CAMPAIGN_ID, PHASE, SUCCESS_RATE, STATUS].map((key) => [key.name, CLI_TYPE_NAMES[key.type]!]),
+);
 
 export interface TemporalServerOptions {
   binary: string;

@@ -50,7 +50,8 @@ describe('configuration', () => {
     ['port as text', { stack: { temporalUiPort: 'eighty' } }, 'stack.temporalUiPort'],
     ['negative seed', { campaign: { seed: -1 } }, 'campaign.seed'],
     ['campaign name with spaces', { campaign: { name: 'my campaign' } }, 'campaign.name'],
-    ['zero in-flight shards', { concurrency: { rolloutShardsInFlight: 0 } }, 'concurrency.rolloutShardsInFlight'],
+    ['zero in-flight shards', { campaign: { phase: { rolloutShardsInFlight: 0 } } }, 'campaign.phase.rolloutShardsInFlight'],
+    ['critic band upside down', { campaign: { phase: { criticBand: [0.8, 0.1] } } }, 'campaign.phase.criticBand: expected [low, high]'],
     ['TLS flag not boolean', { temporal: { tls: { enabled: 'yes' } } }, 'temporal.tls.enabled'],
     ['settings not an object', [1, 2], '(root)'],
   ];

@@ -14,13 +14,13 @@ import { ArtifactStore } from '../storage/artifactStore';
 import { manifestKey } from '../storage/keys';
 import { connectWorker } from '../temporal/connection';
 import { createWorker } from '../workers/factory';
-import { WORKFLOWS_PATH } from '../workers/allInOne';
+import { WORKFLOWS_PATH } from '../workers/run';
 import { startTestStack, type TestStack } from './harness/stack';
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
 const FIXTURE_WORKFLOWS = fileURLToPath(new URL('./fixtures/workflows/index.ts', import.meta.url));
-const WORKER_ENTRY = fileURLToPath(new URL('../workers/allInOne.ts', import.meta.url));
+const WORKER_ENTRY = fileURLToPath(new URL('../workers/control.ts', import.meta.url));
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -1,2 +1,3 @@
 // Every workflow a worker registers; bundled once per worker process.
 export { artifactRoundTrip } from './artifactRoundTrip';
+export { campaignWorkflow } from './campaign';

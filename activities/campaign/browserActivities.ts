@@ -1,0 +1,154 @@
+/**
+ * Activities of the browser task queue: SFT demonstrations, rollout shards (training, probe and
+ * evaluation), and the critic filter (which needs each task's start page). Each derives its output
+ * keys from its scope and returns the published manifest when one exists.
+ */
+import { Context } from '@temporalio/activity';
+import { formatAction, parseAction } from '../../browser/grammar';
+import { createOraclePolicy } from '../../browser/policies/oracle';
+import type { OracleStep } from '../../browser/contract';
+import { EmbeddedEnvironment, startUrlOf, toEpisodeTask } from '../../env/embedded';
+import type { Observation } from '../../browser/contract';
+import type { Policy, PolicyTask } from '../../browser/policies/policy';
+import { Rng } from '../../env/random';
+import type { WebArenaTask } from '../../env/tasks/schema';
+import { createActorPolicy } from '../../models/actorPolicy';
+import { deriveSeed } from '../../models/rng';
+import type { CampaignActivities, ShardResult } from './contract';
+import type { BrowserRuntime } from './browserRuntime';
+import { datasetObject, type CampaignContext } from './context';
+import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
+import { finalState, monteCarloReturn, type ModelCache } from './models';
+
+type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic'>;
+
+/**
+ * A plausible failure for the ORM and critic to learn from: the oracle plan cut halfway, ending with
+ * another task's final message. The environment's evaluator labels it; nothing assumes it fails.
+ */
+function truncatedPlan(task: WebArenaTask, other: WebArenaTask | undefined): OracleStep[] {
+  const plan = task.oracle ?? [];
+  const moves = plan.filter((step) => step.action !== 'exit');
+  const otherExit = other?.oracle?.find((step) => step.action === 'exit');
+  const message = otherExit && otherExit.action === 'exit' ? otherExit.message : 'N/A';
+  return [...moves.slice(0, Math.floor(moves.length / 2)), { action: 'exit', message }];
+}
+
+/** The start page as the actor would first see it: an episode whose policy looks once and exits. */
+async function observeStartPage(runtime: BrowserRuntime, environment: EmbeddedEnvironment, task: PolicyTask): Promise<Observation> {
+  let seen: Observation | undefined;
+  const observer: Policy = {
+    name: 'start-page-observer',
+    async act({ observation }) {
+      seen = observation;
+      return { response: 'exit(message="")', prompt: '' };
+    },
+  };
+  const { outcome } = await runtime.pool.runEpisode({ task, policy: observer, environment, options: { maxSteps: 1 } });
+  if (!seen) throw new InfrastructureFailure(`could not observe the start page of task ${task.task_id}: ${outcome.reason} ${outcome.detail ?? ''}`);
+  return seen;
+}
+
+function canonical(response: string): string {
+  const parsed = parseAction(response);
+  return parsed.ok ? formatAction(parsed.action) : response;
+}
+
+export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: BrowserRuntime; models: ModelCache }): BrowserActivities {
+  const { ctx, runtime, models } = deps;
+
+  return {
+    async collectDemonstrations(scope) {
+      return ctx.once(ctx.key(scope, 'demonstrations', 'datasets'), async () => {
+        const config = await ctx.config(scope.configKey);
+        const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+        const wanted = config.campaign.environment.demonstrationTasks;
+        const tasks = wanted > 0 && wanted < train.length ? new Rng(scope.seed).fork('demonstrations').sample(train, wanted) : train;
+        const oracle = await runTasks({
+          ctx, runtime, config, tasks,
+          prefix: ctx.key(scope, 'demonstrations', 'oracle') + '/',
+          policyFor: () => createOraclePolicy(),
+        });
+        const rng = new Rng(scope.seed).fork('negatives');
+        const perturbed = tasks.map((task) => {
+          const sameTemplate = tasks.filter((t) => t.intent_template_id === task.intent_template_id && t.task_id !== task.task_id);
+          return { ...task, oracle: truncatedPlan(task, sameTemplate.length ? rng.pick(sameTemplate) : undefined) };
+        });
+        const negatives = await runTasks({
+          ctx, runtime, config, tasks: perturbed,
+          prefix: ctx.key(scope, 'demonstrations', 'perturbed') + '/',
+          policyFor: () => createOraclePolicy(),
+        });
+        const records = async (rows: TrajectoryIndexRow[]) =>
+          Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
+        const all = [...(await records(oracle)), ...(await records(negatives))];
+        const demonstrations = all
+          .filter((record) => record.score === 1 && oracle.some((row) => row.trajectoryKey.endsWith(`/oracle/trajectories/${record.taskId}.json`)))
+          .flatMap((record) => record.rounds.map((round) => ({ state: round.state, response: canonical(round.response) })));
+        const criticExamples = all.flatMap((record) =>
+          record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })),
+        );
+        const ormExamples = all.flatMap((record) => {
+          const state = finalState(record);
+          return state ? [{ state, success: record.score === 1 }] : [];
+        });
+        const refs = {
+          demonstrations: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'actor-sft.jsonl'), demonstrations),
+          criticExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'critic.jsonl'), criticExamples),
+          ormExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'orm.jsonl'), ormExamples),
+        };
+        const objects = await Promise.all(Object.values(refs).map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)));
+        return { objects, data: refs };
+      });
+    },
+
+    async runRolloutShard(input): Promise<ShardResult> {
+      const base = ctx.key(input, 'rollouts', input.purpose, `shard-${String(input.shard).padStart(4, '0')}`);
+      return ctx.once(base, async () => {
+        const config = await ctx.config(input.configKey);
+        const tasks = (await ctx.readDataset<WebArenaTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
+        const actor = await models.actor(input.actor);
+        const seed = deriveSeed(input.seed, input.phase, input.purpose);
+        const rows = await runTasks({
+          ctx, runtime, config, tasks,
+          prefix: `${base}/`,
+          policyFor: () =>
+            input.temperature > 0
+              ? createActorPolicy(actor, { mode: 'sample', temperature: input.temperature, seed })
+              : createActorPolicy(actor, { mode: 'greedy' }),
+        });
+        const trajectories = await ctx.writeDataset(`${base}/index.jsonl`, rows);
+        const result: ShardResult = { shard: input.shard, trajectories, infrastructureFailures: 0 };
+        return { objects: [datasetObject(trajectories, (await ctx.store.head(trajectories.key)).bytes)], data: result };
+      });
+    },
+
+    async filterTasksByCritic(input) {
+      return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
+        const config = await ctx.config(input.configKey);
+        const candidates = await ctx.readDataset<WebArenaTask>(input.candidates);
+        const critic = await models.critic(input.critic);
+        const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
+        const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: candidates });
+        // Tasks share start pages: observe each distinct start URL once, in a fresh episode state.
+        const observations = new Map<string, Observation>();
+        for (const task of candidates) {
+          const url = startUrlOf(task, sites.urls);
+          if (observations.has(url)) continue;
+          observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, sites.urls)));
+          Context.current().heartbeat({ startPages: observations.size });
+        }
+        const values = await critic.values(
+          candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, sites.urls))! })),
+        );
+        const [low, high] = input.band;
+        // Either head may qualify the task (WebRL's double critic).
+        const kept = candidates.filter((_, i) => [values[i]!.v1, values[i]!.v2].some((v) => v >= low && v <= high));
+        const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);
+        const meanValue = values.length ? values.reduce((sum, v) => sum + v.value, 0) / values.length : 0;
+        await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-values.json'), candidates.map((t, i) => ({ taskId: t.task_id, ...values[i] })));
+        return { objects: [datasetObject(tasks, (await ctx.store.head(tasks.key)).bytes)], data: { tasks, meanValue } };
+      });
+    },
+  };
+}

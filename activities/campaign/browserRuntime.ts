@@ -1,0 +1,42 @@
+/**
+ * What a browser worker holds for its activities: one Chromium with a pool of contexts, and the
+ * embedded sites, started on first use with the campaign's world seed on the worker's configured ports
+ * (fixed ports keep observations, and so rollouts, identical across worker restarts).
+ */
+import { BrowserPool } from '../../browser/pool';
+import type { Config } from '../../config/schema';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+
+export class BrowserRuntime {
+  private sites?: Promise<EmbeddedSites>;
+  private worldSeed?: number;
+
+  private constructor(
+    readonly pool: BrowserPool,
+    private readonly config: Config,
+  ) {}
+
+  static async start(config: Config): Promise<BrowserRuntime> {
+    const pool = await BrowserPool.start({
+      ...(config.concurrency.browserContexts > 0 ? { size: config.concurrency.browserContexts } : {}),
+    });
+    return new BrowserRuntime(pool, config);
+  }
+
+  /** The running sites for `worldSeed`; one world per worker. */
+  embeddedSites(worldSeed: number): Promise<EmbeddedSites> {
+    if (this.sites && this.worldSeed !== worldSeed) {
+      return Promise.reject(
+        new Error(`this browser worker serves the embedded world of seed ${this.worldSeed}, not ${worldSeed}; run a worker per world`),
+      );
+    }
+    this.worldSeed = worldSeed;
+    this.sites ??= startEmbeddedSites({ seed: worldSeed, host: this.config.sites.host, ports: this.config.sites.ports });
+    return this.sites;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+    await (await this.sites)?.stop();
+  }
+}

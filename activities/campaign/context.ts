@@ -1,0 +1,115 @@
+/**
+ * What every campaign activity shares: the artifact store, a local working directory, the frozen
+ * campaign config (read once from S3 per worker), datasets as JSONL in the store, model files cached
+ * locally by key, and the rule that makes activities idempotent: an output published under a manifest
+ * is returned as it is, never produced twice.
+ */
+import { Context } from '@temporalio/activity';
+import { mkdir, rename } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseConfig } from '../../config/load';
+import type { Config } from '../../config/schema';
+import { generateSplits, type Split } from '../../env/tasks/generate';
+import type { WebArenaTask } from '../../env/tasks/schema';
+import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
+import { manifestKey, phaseKey } from '../../storage/keys';
+import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+
+export class CampaignContext {
+  private readonly configs = new Map<string, Promise<Config>>();
+  private readonly splits = new Map<number, Record<Split, WebArenaTask[]>>();
+
+  constructor(
+    readonly store: ArtifactStore,
+    /** Local scratch space (model files, training state); safe to lose. */
+    readonly workDir: string,
+  ) {}
+
+  config(configKey: string): Promise<Config> {
+    let config = this.configs.get(configKey);
+    if (!config) {
+      config = this.store.getJson(configKey).then((raw) => parseConfig(raw, configKey));
+      this.configs.set(configKey, config);
+    }
+    return config;
+  }
+
+  /** The embedded environment's task splits (generated deterministically from the world seed). */
+  split(worldSeed: number, split: Split): WebArenaTask[] {
+    let splits = this.splits.get(worldSeed);
+    if (!splits) {
+      splits = generateSplits(worldSeed);
+      this.splits.set(worldSeed, splits);
+    }
+    return splits[split];
+  }
+
+  key(scope: PhaseScope, ...parts: string[]): string {
+    return phaseKey(scope.campaignId, scope.phase, ...parts);
+  }
+
+  async writeDataset(key: string, rows: Iterable<unknown> | AsyncIterable<unknown>): Promise<DatasetRef> {
+    const info = await this.store.writeJsonl(key, rows);
+    return { key, count: info.lines, sha256: info.sha256 };
+  }
+
+  async readDataset<T>(ref: DatasetRef): Promise<T[]> {
+    const rows: T[] = [];
+    for await (const row of this.store.readJsonl<T>(ref.key)) rows.push(row);
+    return rows;
+  }
+
+  /** A local copy of a stored file (and of its card, for models), fetched once per worker. */
+  async localFile(key: string, options: { withCard?: boolean } = {}): Promise<string> {
+    const path = join(this.workDir, 'cache', key);
+    if (!existsSync(path)) {
+      await mkdir(dirname(path), { recursive: true });
+      if (options.withCard) await this.store.downloadFile(cardKey(key), cardKey(path));
+      const partial = `${path}.download`;
+      await this.store.downloadFile(key, partial);
+      await rename(partial, path);
+    }
+    return path;
+  }
+
+  /** Uploads a trained model (.onnx and its .json card) under `key`. */
+  async uploadModel(localOnnx: string, key: string): Promise<ObjectInfo[]> {
+    const card = await this.store.uploadFile(cardKey(key), cardKey(localOnnx), { contentType: 'application/json' });
+    const model = await this.store.uploadFile(key, localOnnx);
+    return [model, card];
+  }
+
+  /**
+   * Returns the published output at `key`, or produces it, publishes its manifest (data first,
+   * manifest last) and returns it. A retried or replayed activity therefore never redoes finished work.
+   */
+  async once<T>(key: string, produce: () => Promise<{ objects: ObjectInfo[]; data: T }>): Promise<T> {
+    const published = await this.store.readManifest<T>(manifestKey(key));
+    if (published) return published.data;
+    const { objects, data } = await produce();
+    return (await this.store.publishManifest(manifestKey(key), objects, data)).data;
+  }
+}
+
+export function cardKey(onnxKey: string): string {
+  return onnxKey.replace(/\.onnx$/, '.json');
+}
+
+export function datasetObject(ref: DatasetRef, bytes: number): ObjectInfo {
+  return { key: ref.key, bytes, sha256: ref.sha256 };
+}
+
+/**
+ * Heartbeats every `everyMs` with the latest details until `work` settles, so a long episode or a
+ * slow training preparation never looks like a dead worker; progress still updates the details.
+ */
+export async function withHeartbeats<T>(details: () => unknown, work: Promise<T>, everyMs = 5_000): Promise<T> {
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(details()), everyMs);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Models by storage key, loaded once per worker (ONNX sessions are reused across activities).
+ */
+import { parseAction } from '../../browser/grammar';
+import { Actor } from '../../models/actor';
+import { loadModel, type ModelKind } from '../../models/checkpoint';
+import { Critic } from '../../models/critic';
+import { Orm } from '../../models/orm';
+import type { ModelState } from '../../models/state';
+import type { CampaignContext } from './context';
+import type { Round, TrajectoryRecord } from './episodes';
+
+export class ModelCache {
+  private readonly loaded = new Map<string, Promise<Actor | Critic | Orm>>();
+
+  constructor(private readonly ctx: CampaignContext) {}
+
+  private async load<T extends Actor | Critic | Orm>(key: string, kind: ModelKind, wrap: (handle: Awaited<ReturnType<typeof loadModel>>) => T): Promise<T> {
+    let model = this.loaded.get(key);
+    if (!model) {
+      model = this.ctx.localFile(key, { withCard: true }).then(async (path) => wrap(await loadModel(path, { kind })));
+      this.loaded.set(key, model);
+    }
+    return model as Promise<T>;
+  }
+
+  actor(key: string): Promise<Actor> {
+    return this.load(key, 'actor', (handle) => new Actor(handle));
+  }
+
+  critic(key: string): Promise<Critic> {
+    return this.load(key, 'critic', (handle) => new Critic(handle));
+  }
+
+  orm(key: string): Promise<Orm> {
+    return this.load(key, 'orm', (handle) => new Orm(handle));
+  }
+}
+
+/** What the ORM reads of a trajectory: intent, every action taken, and the last page seen. */
+export function finalState(record: Pick<TrajectoryRecord, 'intent' | 'rounds'>): ModelState | null {
+  const last: Round | undefined = record.rounds[record.rounds.length - 1];
+  if (!last) return null;
+  return {
+    intent: record.intent,
+    history: [...last.state.history, { response: last.response, action: parsedOrNull(last.response) }],
+    observation: last.state.observation,
+  };
+}
+
+function parsedOrNull(response: string) {
+  const parsed = parseAction(response);
+  return parsed.ok ? parsed.action : null;
+}
+
+export const GAMMA = 0.9;
+
+/** Monte-Carlo return of step t of T with a terminal reward (WebRL: gamma = 0.9, sparse reward). */
+export function monteCarloReturn(reward: number, t: number, steps: number): number {
+  return reward * GAMMA ** (steps - 1 - t);
+}

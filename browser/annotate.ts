@@ -1,0 +1,14 @@
+/**
+ * Annotates the page (webrl.md §2): every visible element with its box, direct text and state; clickable
+ * elements numbered 0,1,2,... in document order and marked in the DOM with `data-webrl-id` so the
+ * executor finds element N. The work happens in the page (page-runtime.ts); this is its typed entry.
+ */
+import type { Page } from 'playwright-core';
+import { callPage } from './page-call';
+import type { AnnotationResult } from './page-runtime';
+
+export type { AnnotatedElement, AnnotatedNode, AnnotationResult } from './page-runtime';
+
+export function annotatePage(page: Page): Promise<AnnotationResult> {
+  return callPage(page, 'annotate');
+}

@@ -1,0 +1,18 @@
+/**
+ * Calls one method of the in-page runtime (page-runtime.ts) in a page's main frame.
+ */
+import type { Page } from 'playwright-core';
+import { createPageRuntime, type PageRuntime } from './page-runtime';
+
+// tsx compiles with esbuild's keepNames, which wraps inner functions in `__name(...)`: a helper the page
+// does not have. The serialised runtime therefore gets a local identity stand-in.
+const RUNTIME = `(() => { const __name = (f) => f; return (${createPageRuntime.toString()})(); })()`;
+
+export async function callPage<K extends keyof PageRuntime>(
+  page: Page,
+  method: K,
+  ...args: Parameters<PageRuntime[K]>
+): Promise<Awaited<ReturnType<PageRuntime[K]>>> {
+  const result: unknown = await page.evaluate(`${RUNTIME}.${method}(...${JSON.stringify(args)})`);
+  return result as Awaited<ReturnType<PageRuntime[K]>>;
+}

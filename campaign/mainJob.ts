@@ -1,0 +1,131 @@
+/**
+ * The main job (`npm run campaign`): bring up the local stack, run the all-in-one worker in this
+ * process, start the campaign (or attach to it if it already runs), show live progress with a bar per
+ * activity, print the Temporal UI link, and end with the report. Interrupting it (Ctrl-C) stops the
+ * worker only: the campaign stays in Temporal, and running the command again picks it up.
+ */
+import cliProgress from 'cli-progress';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Settings } from '../config/settings';
+import { stackUp } from '../infra/stack';
+import { describeTool, ensureMinio, ensureTemporal, type Log } from '../infra/tools';
+import { ArtifactStore } from '../storage/artifactStore';
+import { connectClient } from '../temporal/connection';
+import { ALL_QUEUES, runWorkers } from '../workers/run';
+import { progressQuery, type campaignWorkflow } from '../workflows/campaign';
+import type { CampaignProgress } from '../workflows/campaignTypes';
+import { campaignHandle, startCampaign } from './control';
+
+interface ActivityProgress {
+  type: string;
+  done: number;
+  total: number;
+}
+
+function decodeHeartbeat(details: unknown): Record<string, unknown> | undefined {
+  const payload = (details as { payloads?: Array<{ data?: Uint8Array }> } | undefined)?.payloads?.[0]?.data;
+  if (!payload) return undefined;
+  try {
+    return JSON.parse(Buffer.from(payload).toString()) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What each pending activity reports in its heartbeats, as done/total for a progress bar. */
+async function pendingProgress(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<ActivityProgress[]> {
+  const description = await handle.describe();
+  return (description.raw.pendingActivities ?? []).map((activity) => {
+    const beat = decodeHeartbeat(activity.heartbeatDetails) ?? {};
+    const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? 0);
+    const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? 0);
+    return { type: activity.activityType?.name ?? 'activity', done, total: Math.max(total, done, 1) };
+  });
+}
+
+async function attachOrStart(client: Client, store: ArtifactStore, settings: Settings, log: Log) {
+  const existing = campaignHandle(client, settings.config.campaign.name);
+  try {
+    const description = await existing.describe();
+    if (description.status.name === 'RUNNING') {
+      log(`campaign ${settings.config.campaign.name} is already running; attaching to it`);
+      return existing;
+    }
+  } catch {
+    // Not started yet.
+  }
+  return startCampaign(client, store, settings.config);
+}
+
+/** Live view until the campaign ends: one line of status, one bar per running activity. */
+async function watch(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<CampaignProgress> {
+  const bars = new cliProgress.MultiBar(
+    { format: ' {name} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true, stopOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+  const status = bars.create(1, 0, { name: 'starting'.padEnd(40) }, { format: ' {name}' });
+  const active = new Map<string, cliProgress.SingleBar>();
+  const result = handle.result() as Promise<CampaignProgress>;
+  let finished = false;
+  void result.finally(() => (finished = true)).catch(() => undefined);
+  try {
+    while (!finished) {
+      const progress = await handle.query(progressQuery).catch(() => undefined);
+      if (progress) {
+        const last = progress.history[progress.history.length - 1];
+        const line = `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
+          (last ? ` · last test success ${(100 * last.successRate).toFixed(1)}%` : '') +
+          (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
+        status.update(0, { name: line });
+      }
+      const pending = await pendingProgress(handle).catch(() => []);
+      const seen = new Set<string>();
+      pending.forEach((activity, i) => {
+        const key = `${activity.type}#${i}`;
+        seen.add(key);
+        const bar = active.get(key) ?? bars.create(activity.total, 0, { name: activity.type.padEnd(40) });
+        active.set(key, bar);
+        bar.setTotal(activity.total);
+        bar.update(activity.done, { name: activity.type.padEnd(40) });
+      });
+      for (const [key, bar] of active) {
+        if (!seen.has(key)) {
+          bars.remove(bar);
+          active.delete(key);
+        }
+      }
+      await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
+    }
+  } finally {
+    bars.stop();
+  }
+  return result;
+}
+
+export async function runMainJob(settings: Settings, log: Log): Promise<{ progress: CampaignProgress; handle: WorkflowHandle<typeof campaignWorkflow> }> {
+  const temporal = await ensureTemporal(log);
+  const minio = await ensureMinio(log);
+  log(describeTool(temporal));
+  log(describeTool(minio));
+  const endpoints = await stackUp(settings.config, {
+    temporalBinary: temporal.path,
+    minioBinary: minio.path,
+    ...(process.env.AWS_ACCESS_KEY_ID && settings.secrets.s3 ? { s3Credentials: settings.secrets.s3 } : {}),
+    log,
+  });
+  const stop = new AbortController();
+  const workers = runWorkers(settings, ALL_QUEUES, stop.signal);
+  const client = await connectClient(settings.config, settings.secrets);
+  const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+  try {
+    const handle = await attachOrStart(client, store, settings, log);
+    log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
+    const progress = await watch(handle);
+    return { progress, handle };
+  } finally {
+    stop.abort();
+    await workers;
+    await client.connection.close();
+    store.destroy();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The phase manifest: the one object that publishes a finished phase (written last). Its content is
+ * deterministic for a given campaign config and seed: references, counts and metrics, no timestamps,
+ * so two runs of the same campaign can be compared manifest by manifest.
+ */
+import type { CarryOver, DatasetRef, PhaseSummary } from '../workflows/campaignTypes';
+import type { ArtifactStore, Manifest } from '../storage/artifactStore';
+import { phaseKey } from '../storage/keys';
+
+export interface PhaseManifestData {
+  campaignId: string;
+  phase: number;
+  summary: PhaseSummary;
+  carry: CarryOver;
+  artifacts: {
+    tasks: DatasetRef;
+    rewards: DatasetRef;
+    experience: DatasetRef;
+    evaluation: string;
+  };
+}
+
+export function phaseManifestKey(campaignId: string, phase: number): string {
+  return phaseKey(campaignId, phase, 'manifest.json');
+}
+
+/** Every published phase of a campaign, in phase order. */
+export async function readPhaseManifests(store: ArtifactStore, campaignId: string): Promise<Manifest<PhaseManifestData>[]> {
+  const phases: number[] = [];
+  for await (const { key } of store.list(`campaigns/${campaignId}/`)) {
+    const match = /\/phase-(\d+)\/manifest\.json$/.exec(key);
+    if (match) phases.push(Number(match[1]));
+  }
+  phases.sort((a, b) => a - b);
+  const manifests: Manifest<PhaseManifestData>[] = [];
+  for (const phase of phases) {
+    const manifest = await store.readManifest<PhaseManifestData>(phaseManifestKey(campaignId, phase));
+    if (manifest) manifests.push(manifest);
+  }
+  return manifests;
+}

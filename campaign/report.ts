@@ -1,0 +1,76 @@
+/**
+ * The campaign report, from the phase manifests alone: a per-phase table for the terminal and a
+ * success-rate chart (SVG) with one line overall and one per site.
+ */
+import type { PhaseSummary } from '../workflows/campaignTypes';
+
+const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export function renderPhaseTableText(summaries: PhaseSummary[]): string {
+  const sites = [...new Set(summaries.flatMap((s) => Object.keys(s.perSite)))].sort();
+  const header = ['phase', 'test success', ...sites, 'tasks kept', 'trajectories', 'rollout succ.', 'replayed'];
+  const rows = summaries.map((s) => [
+    s.phase === 0 ? '0 (SFT)' : String(s.phase),
+    percent(s.successRate),
+    ...sites.map((site) => (site in s.perSite ? percent(s.perSite[site]!) : '-')),
+    String(s.tasksKept),
+    String(s.trajectories),
+    String(s.rolloutSuccesses),
+    String(s.replayedSteps),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
+
+function escapeXml(text: string): string {
+  return text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
+}
+
+export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]): string {
+  const width = 720;
+  const height = 400;
+  const margin = { left: 60, right: 150, top: 40, bottom: 50 };
+  const plotW = width - margin.left - margin.right;
+  const plotH = height - margin.top - margin.bottom;
+  const maxPhase = Math.max(1, ...summaries.map((s) => s.phase));
+  const x = (phase: number) => margin.left + (phase / maxPhase) * plotW;
+  const y = (rate: number) => margin.top + (1 - rate) * plotH;
+  const sites = [...new Set(summaries.flatMap((s) => Object.keys(s.perSite)))].sort();
+  const series: Array<{ name: string; points: Array<[number, number]>; strong: boolean }> = [
+    { name: 'overall', points: summaries.map((s) => [s.phase, s.successRate]), strong: true },
+    ...sites.map((site) => ({
+      name: site,
+      points: summaries.filter((s) => site in s.perSite).map((s): [number, number] => [s.phase, s.perSite[site]!]),
+      strong: false,
+    })),
+  ];
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${margin.left}" y="24" font-size="15" font-weight="bold">${escapeXml(title)}</text>`,
+  ];
+  for (let tick = 0; tick <= 10; tick += 2) {
+    const rate = tick / 10;
+    parts.push(`<line x1="${margin.left}" x2="${margin.left + plotW}" y1="${y(rate)}" y2="${y(rate)}" stroke="#ddd"/>`);
+    parts.push(`<text x="${margin.left - 8}" y="${y(rate) + 4}" text-anchor="end">${tick * 10}%</text>`);
+  }
+  for (let phase = 0; phase <= maxPhase; phase++) {
+    parts.push(`<text x="${x(phase)}" y="${margin.top + plotH + 18}" text-anchor="middle">${phase === 0 ? 'SFT' : phase}</text>`);
+  }
+  parts.push(`<text x="${margin.left + plotW / 2}" y="${height - 10}" text-anchor="middle">phase</text>`);
+  parts.push(`<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">test-split success</text>`);
+  series.forEach((s, i) => {
+    const color = s.strong ? '#000' : COLORS[i % COLORS.length]!;
+    const path = s.points.map(([p, r], j) => `${j ? 'L' : 'M'}${x(p).toFixed(1)},${y(r).toFixed(1)}`).join(' ');
+    parts.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="${s.strong ? 3 : 1.5}"${s.strong ? '' : ' stroke-dasharray="5 3"'}/>`);
+    for (const [p, r] of s.points) parts.push(`<circle cx="${x(p).toFixed(1)}" cy="${y(r).toFixed(1)}" r="${s.strong ? 4 : 2.5}" fill="${color}"/>`);
+    const legendY = margin.top + 10 + i * 18;
+    parts.push(`<line x1="${width - margin.right + 15}" x2="${width - margin.right + 40}" y1="${legendY}" y2="${legendY}" stroke="${color}" stroke-width="${s.strong ? 3 : 1.5}"/>`);
+    parts.push(`<text x="${width - margin.right + 46}" y="${legendY + 4}">${escapeXml(s.name)}</text>`);
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,189 @@
+/**
+ * `webrl campaign start|status|pause|resume|stop|retry-phase|set|list|report`.
+ */
+import type { Command } from 'commander';
+import type { Client } from '@temporalio/client';
+import { writeFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import {
+  campaignProgress,
+  changePhaseSettings,
+  listCampaigns,
+  pauseCampaign,
+  resumeCampaign,
+  retryFailedPhase,
+  startCampaign,
+  stopCampaignAfterPhase,
+} from '../campaign/control';
+import { readPhaseManifests } from '../campaign/manifest';
+import { runMainJob } from '../campaign/mainJob';
+import { renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
+import { loadSettings, type Settings } from '../config/settings';
+import { ArtifactStore } from '../storage/artifactStore';
+import { connectClient } from '../temporal/connection';
+import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';
+import { stackEndpoints } from '../infra/stack';
+
+const say = (message: string) => console.log(message);
+
+interface CommonFlags {
+  config?: string;
+  name?: string;
+}
+
+async function withClient<T>(flags: CommonFlags, run: (client: Client, settings: Settings, name: string) => Promise<T>): Promise<T> {
+  const settings = await loadSettings(flags.config, process.env, { 'campaign.name': flags.name });
+  const client = await connectClient(settings.config, settings.secrets);
+  try {
+    return await run(client, settings, settings.config.campaign.name);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+export function describeProgress(progress: CampaignProgress): string {
+  const lines = [
+    `campaign ${progress.campaignId}: ${progress.status}, phase ${progress.phase} of ${progress.phases}` +
+      (progress.activity ? ` (running ${progress.activity})` : ''),
+  ];
+  if (progress.failure) {
+    lines.push(`  failed: ${progress.failure.activity} in phase ${progress.failure.phase}: ${progress.failure.message}`);
+    lines.push('  retry it with: webrl campaign retry-phase');
+  }
+  for (const [name, value] of Object.entries(progress.counts)) lines.push(`  ${name}: ${value}`);
+  if (progress.history.length) lines.push('', renderPhaseTableText(progress.history));
+  return lines.join('\n');
+}
+
+/** `key=value` pairs (values parsed as YAML scalars/lists) into a partial settings object. */
+function parseAssignments(pairs: string[]): Partial<PhaseSettings> {
+  const update: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`expected key=value, got '${pair}'`);
+    update[pair.slice(0, at)] = parseYaml(pair.slice(at + 1));
+  }
+  return update as Partial<PhaseSettings>;
+}
+
+export async function writeReport(settings: Settings, name: string, svgPath: string): Promise<string> {
+  const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+  try {
+    const manifests = await readPhaseManifests(store, name);
+    if (!manifests.length) return `campaign ${name} has no published phase yet`;
+    const summaries = manifests.map((m) => m.data.summary);
+    await writeFile(svgPath, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
+    return `${renderPhaseTableText(summaries)}\n\nchart: ${svgPath}`;
+  } finally {
+    store.destroy();
+  }
+}
+
+function withCommon(command: Command): Command {
+  return command
+    .option('-c, --config <file>', 'campaign file (YAML or JSON)')
+    .option('-n, --name <name>', 'campaign name (default: campaign.name of the config)');
+}
+
+export function registerCampaignCommands(program: Command): void {
+  const campaign = program.command('campaign').description('start, watch and steer training campaigns');
+
+  withCommon(
+    campaign
+      .command('run')
+      .description('the main job: local stack, worker, campaign (started or attached), live progress, report')
+      .option('--phases <n>', 'RL phases after SFT (default 3)')
+      .option('--seed <n>', 'campaign seed')
+      .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
+      .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
+  ).action(async (flags: CommonFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
+    const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
+    const settings = await loadSettings(flags.config, process.env, {
+      'campaign.name': flags.name,
+      'campaign.phases': number(flags.phases),
+      'campaign.seed': number(flags.seed),
+      ...(flags.curriculum ? {} : { 'campaign.phase.curriculum': false }),
+    });
+    const { progress } = await runMainJob(settings, say);
+    say(describeProgress(progress));
+    say('');
+    say(await writeReport(settings, settings.config.campaign.name, flags.out));
+  });
+
+  withCommon(campaign.command('start').description('start a campaign (workers must be running: webrl worker)')).action(
+    async (flags: CommonFlags) =>
+      withClient(flags, async (client, settings) => {
+        const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+        try {
+          const handle = await startCampaign(client, store, settings.config);
+          say(`started ${handle.workflowId}`);
+          say(`watch it: ${stackEndpoints(settings.config).temporalUi}/namespaces/${settings.config.temporal.namespace}/workflows/${handle.workflowId}`);
+        } finally {
+          store.destroy();
+        }
+      }),
+  );
+
+  withCommon(campaign.command('status').description('phase, activity, counts and success so far')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => say(describeProgress(await campaignProgress(client, name)))),
+  );
+
+  withCommon(campaign.command('pause').description('pause before the next activity')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => {
+      await pauseCampaign(client, name);
+      say(`campaign ${name} pauses before its next activity`);
+    }),
+  );
+
+  withCommon(campaign.command('resume').description('resume a paused campaign')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => {
+      await resumeCampaign(client, name);
+      say(`campaign ${name} resumed`);
+    }),
+  );
+
+  withCommon(campaign.command('stop').description('stop after the current phase is published')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => {
+      await stopCampaignAfterPhase(client, name);
+      say(`campaign ${name} stops after its current phase`);
+    }),
+  );
+
+  withCommon(campaign.command('retry-phase').description('re-run the failed phase from its inputs')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => {
+      const phase = await retryFailedPhase(client, name);
+      say(`campaign ${name}: retrying phase ${phase}`);
+    }),
+  );
+
+  withCommon(
+    campaign
+      .command('set')
+      .description('change settings for the next phase, e.g. tasksPerPhase=200 criticBand=[0.1,0.7]')
+      .argument('<assignments...>', 'key=value pairs'),
+  ).action(async (assignments: string[], flags: CommonFlags) =>
+    withClient(flags, async (client, _settings, name) => {
+      const next = await changePhaseSettings(client, name, parseAssignments(assignments));
+      say(`next phase settings: ${JSON.stringify(next)}`);
+    }),
+  );
+
+  withCommon(campaign.command('list').description('campaigns on this Temporal namespace')).action(async (flags: CommonFlags) =>
+    withClient(flags, async (client) => {
+      for (const c of await listCampaigns(client)) {
+        const rate = c.successRate === undefined ? '' : ` success ${(100 * c.successRate).toFixed(1)}%`;
+        say(`${c.workflowId.padEnd(32)} ${(c.campaignStatus ?? c.status).padEnd(22)} phase ${c.phase ?? '-'}${rate}  started ${c.started.toISOString()}`);
+      }
+    }),
+  );
+
+  withCommon(
+    campaign
+      .command('report')
+      .description('per-phase table and success chart (SVG) from the phase manifests')
+      .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
+  ).action(async (flags: CommonFlags & { out: string }) => {
+    const settings = await loadSettings(flags.config, process.env, { 'campaign.name': flags.name });
+    say(await writeReport(settings, settings.config.campaign.name, flags.out));
+  });
+}

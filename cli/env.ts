@@ -1,0 +1,79 @@
+/**
+ * `webrl env serve`: runs the four embedded sites for a person to browse and prints their URLs.
+ * `webrl env tasks`: lists (or writes) the generated train / test tasks.
+ */
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { startEmbeddedSites, WEBARENA_PORTS } from '../env/embedded-sites';
+import { EMBEDDED_SITE_NAMES, isSiteName, type EmbeddedSiteName } from '../env/site-urls';
+import { cachedTasks, type Split } from '../env/tasks/generate';
+import { DEFAULT_SEED } from '../env/world';
+
+function parseSeed(value: string): number {
+  const seed = Number(value);
+  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer, got ${value}`);
+  return seed;
+}
+
+/** `shopping=7770,reddit=9999` -> port per site. */
+function parsePorts(value: string): Partial<Record<EmbeddedSiteName, number>> {
+  const ports: Partial<Record<EmbeddedSiteName, number>> = {};
+  for (const pair of value.split(',').filter(Boolean)) {
+    const [site, port] = pair.split('=');
+    if (!site || !(EMBEDDED_SITE_NAMES as readonly string[]).includes(site) || !/^\d+$/.test(port ?? '')) {
+      throw new Error(`--ports takes SITE=PORT pairs for ${EMBEDDED_SITE_NAMES.join(', ')}; got ${pair}`);
+    }
+    ports[site as EmbeddedSiteName] = Number(port);
+  }
+  return ports;
+}
+
+function subcommand(program: Command, name: string, description: string): Command {
+  return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
+}
+
+export function registerEnvCommands(program: Command): void {
+  const env = subcommand(program, 'env', 'the embedded web environment (shopping, shopping_admin, reddit, gitlab)');
+
+  env
+    .command('serve')
+    .description('run the four embedded sites until interrupted and print their URLs')
+    .option('--seed <n>', 'seed of the sites data', parseSeed, DEFAULT_SEED)
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--ports <pairs>', 'SITE=PORT pairs (default: the WebArena ports)', parsePorts)
+    .option('--random-ports', 'let the system pick free ports')
+    .action(async (options: { seed: number; host: string; ports?: Partial<Record<EmbeddedSiteName, number>>; randomPorts?: boolean }) => {
+      const ports = options.randomPorts ? {} : { ...WEBARENA_PORTS, ...options.ports };
+      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports });
+      console.log(`embedded sites (seed ${sites.seed}); stop with Ctrl-C`);
+      for (const name of EMBEDDED_SITE_NAMES) console.log(`  ${name.padEnd(15)} ${sites.urls[name]}`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await sites.stop();
+    });
+
+  env
+    .command('tasks')
+    .description('list the generated embedded tasks of a split (WebArena format with oracle solutions)')
+    .option('--split <split>', 'train or test', 'test')
+    .option('--site <site>', 'only tasks on this site')
+    .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
+    .option('--out <file>', 'write the (filtered) task file instead of listing')
+    .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
+      if (options.split !== 'train' && options.split !== 'test') throw new Error(`--split must be train or test, got ${options.split}`);
+      if (options.site !== undefined && !isSiteName(options.site)) throw new Error(`unknown site ${options.site}`);
+      const tasks = (await cachedTasks(options.split as Split, options.seed)).filter((t) => !options.site || t.sites.includes(options.site as EmbeddedSiteName));
+      if (options.out) {
+        await writeFile(options.out, JSON.stringify(tasks, null, 1));
+        console.log(`wrote ${tasks.length} tasks to ${options.out}`);
+        return;
+      }
+      for (const t of tasks) {
+        const steps = (t.oracle ?? []).filter((s) => s.action !== 'exit').length;
+        console.log(`${String(t.task_id).padStart(5)}  ${t.sites.join('+').padEnd(14)} t${t.intent_template_id}  ${t.eval.eval_types.join('+').padEnd(24)} ${String(steps).padStart(2)} steps  ${t.intent}`);
+      }
+      console.log(`${tasks.length} tasks (${options.split} split, seed ${options.seed}${options.site ? `, site ${options.site}` : ''})`);
+    });
+}

@@ -1,0 +1,199 @@
+/**
+ * `webrl rollout`: runs a task file's episodes with a policy in a pool of browser contexts, writes one
+ * trace per trajectory plus `outcomes.jsonl` and `summary.json` under --out, shows progress, prints each
+ * outcome and a summary. The environment is pluggable (`createEnvironment`): by default plain tasks run on
+ * their start URLs (optionally a served fixture directory) and are scored by the static environment.
+ * The exit code is 1 when any episode ended as an infrastructure failure (those should be retried).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { MultiBar, Presets } from 'cli-progress';
+import type { EpisodeEnvironment } from '../browser/contract';
+import type { EpisodeOutcome, EpisodeRequest } from '../browser/episode';
+import { createOpenAIPolicy } from '../browser/policies/openai';
+import { createOraclePolicy } from '../browser/policies/oracle';
+import type { Policy, PolicyTask } from '../browser/policies/policy';
+import { STOP_TOKEN } from '../browser/policies/prompt';
+import { createRandomPolicy } from '../browser/policies/random';
+import { BrowserPool } from '../browser/pool';
+import { createStaticEnvironment } from '../browser/static-environment';
+import { serveDirectory } from '../browser/static-server';
+import { loadRolloutTasks } from '../browser/tasks';
+import { LocalTraceSink } from '../browser/traces';
+
+export interface RolloutSetup {
+  tasks: PolicyTask[];
+  /** URL of the directory served with --serve, if any. */
+  baseUrl?: string;
+}
+
+export interface RolloutCommandDeps {
+  /** The environment episodes run in; default: the static environment. */
+  createEnvironment?: (setup: RolloutSetup) => EpisodeEnvironment | Promise<EpisodeEnvironment>;
+  /** Reads --tasks; default: the JSON array format of browser/tasks.ts. */
+  loadTasks?: (file: string) => Promise<PolicyTask[]>;
+}
+
+interface RolloutOptions {
+  tasks: string;
+  policy: 'oracle' | 'random' | 'openai';
+  concurrency: number;
+  out: string;
+  serve?: string;
+  maxSteps: number;
+  seed: number;
+  model?: string;
+  baseUrl?: string;
+  temperature: number;
+  maxTokens: number;
+  stop: string[];
+  apiKeyEnv: string;
+  screenshots: boolean;
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('expected a positive integer');
+  return number;
+}
+
+function finiteNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number)) throw new InvalidArgumentError('expected a number');
+  return number;
+}
+
+function createPolicy(options: RolloutOptions, tasks: PolicyTask[]): Policy {
+  switch (options.policy) {
+    case 'oracle': {
+      const missing = tasks.filter((t) => !t.oracle).map((t) => t.task_id);
+      if (missing.length > 0) throw new Error(`--policy oracle needs an oracle plan; tasks without one: ${missing.join(', ')}`);
+      return createOraclePolicy();
+    }
+    case 'random':
+      return createRandomPolicy({ seed: options.seed });
+    case 'openai':
+      if (!options.model || !options.baseUrl) throw new Error('--policy openai needs --model and --base-url');
+      return createOpenAIPolicy({
+        baseURL: options.baseUrl,
+        model: options.model,
+        temperature: options.temperature,
+        maxTokens: options.maxTokens,
+        stop: options.stop,
+        apiKeyEnv: options.apiKeyEnv,
+      });
+  }
+}
+
+function describeOutcome(o: EpisodeOutcome): string {
+  const status = o.infraFailure ? 'INFRA' : o.score >= 1 ? 'PASS' : 'FAIL';
+  const answer = o.answer === null ? '' : ` answer=${JSON.stringify(o.answer.slice(0, 60))}`;
+  const detail = o.detail ? ` (${o.detail.slice(0, 120)})` : '';
+  return `${status} task ${o.taskId}: score ${o.score}, ${o.steps} steps, ${o.reason}${answer}, ${o.durationMs} ms${detail}`;
+}
+
+interface RolloutSummary {
+  episodes: number;
+  passed: number;
+  meanScore: number;
+  infraFailures: number;
+  reasons: Record<string, number>;
+  steps: number;
+  wallSeconds: number;
+  stepsPerSecond: number;
+}
+
+function summarise(outcomes: EpisodeOutcome[], wallMs: number): RolloutSummary {
+  const scored = outcomes.filter((o) => !o.infraFailure);
+  const reasons: Record<string, number> = {};
+  for (const o of outcomes) reasons[o.reason] = (reasons[o.reason] ?? 0) + 1;
+  const steps = outcomes.reduce((sum, o) => sum + o.steps, 0);
+  return {
+    episodes: outcomes.length,
+    passed: scored.filter((o) => o.score >= 1).length,
+    meanScore: scored.length > 0 ? scored.reduce((sum, o) => sum + o.score, 0) / scored.length : 0,
+    infraFailures: outcomes.length - scored.length,
+    reasons,
+    steps,
+    wallSeconds: wallMs / 1000,
+    stepsPerSecond: wallMs > 0 ? steps / (wallMs / 1000) : 0,
+  };
+}
+
+async function runRollout(options: RolloutOptions, deps: RolloutCommandDeps): Promise<void> {
+  const tasks = await (deps.loadTasks ?? loadRolloutTasks)(resolve(options.tasks));
+  const policy = createPolicy(options, tasks);
+  const out = resolve(options.out);
+  await mkdir(out, { recursive: true });
+  const server = options.serve ? await serveDirectory(options.serve) : undefined;
+  const pool = await BrowserPool.start({ size: options.concurrency, log: (m) => console.error(m) });
+  // The bar draws on a terminal only; elsewhere (CI, logs) the per-task lines are the progress.
+  const bars = process.stderr.isTTY
+    ? new MultiBar({ format: 'rollout [{bar}] {value}/{total} episodes | {passed} passed | {infra} infra | {eta}s left' }, Presets.shades_classic)
+    : undefined;
+  const bar = bars?.create(tasks.length, 0, { passed: 0, infra: 0 });
+  const outcomes: EpisodeOutcome[] = [];
+  const started = performance.now();
+  try {
+    const setup: RolloutSetup = server ? { tasks, baseUrl: server.url } : { tasks };
+    const environment = await (deps.createEnvironment ?? createStaticEnvironment)(setup);
+    const traceSink = new LocalTraceSink(join(out, 'traces'));
+    const requests = tasks.map(
+      (task): EpisodeRequest => ({
+        task,
+        policy,
+        environment,
+        traceSink,
+        options: { maxSteps: options.maxSteps, screenshots: options.screenshots },
+      }),
+    );
+    await pool.runAll(requests, ({ outcome }) => {
+      outcomes.push(outcome);
+      const line = describeOutcome(outcome);
+      if (bars) bars.log(`${line}\n`);
+      else console.log(line);
+      bar?.increment({
+        passed: outcomes.filter((o) => !o.infraFailure && o.score >= 1).length,
+        infra: outcomes.filter((o) => o.infraFailure).length,
+      });
+    });
+  } finally {
+    bars?.stop();
+    await pool.close();
+    await server?.close();
+  }
+  const summary = summarise(outcomes, performance.now() - started);
+  await writeFile(join(out, 'outcomes.jsonl'), outcomes.map((o) => JSON.stringify(o)).join('\n') + '\n');
+  await writeFile(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(
+    `${summary.episodes} episodes: ${summary.passed} passed, mean score ${summary.meanScore.toFixed(3)}, ` +
+      `${summary.infraFailures} infrastructure failures; ${summary.steps} steps in ${summary.wallSeconds.toFixed(1)} s ` +
+      `(${summary.stepsPerSecond.toFixed(2)} steps/s)`,
+  );
+  console.log(`reasons: ${Object.entries(summary.reasons).map(([r, n]) => `${r} ${n}`).join(', ')}`);
+  console.log(`traces: ${join(out, 'traces')}`);
+  if (summary.infraFailures > 0) process.exitCode = 1;
+}
+
+export function registerRolloutCommand(program: Command, deps: RolloutCommandDeps = {}): Command {
+  return program
+    .command('rollout')
+    .description('run tasks in the browser with a policy and write their traces')
+    .requiredOption('--tasks <file>', 'task file (JSON array of {task_id, intent, start_url, oracle?})')
+    .addOption(new Option('--policy <name>', 'who acts').choices(['oracle', 'random', 'openai']).default('oracle'))
+    .option('--concurrency <n>', 'episodes at once (browser contexts)', positiveInteger, availableParallelism())
+    .requiredOption('--out <dir>', 'output directory (traces/, outcomes.jsonl, summary.json)')
+    .option('--serve <dir>', 'serve this directory on 127.0.0.1; relative start URLs resolve against it')
+    .option('--max-steps <n>', 'steps per episode', positiveInteger, 30)
+    .option('--seed <n>', 'seed of the random policy', finiteNumber, 0)
+    .option('--model <name>', 'model name (openai policy)')
+    .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai policy)')
+    .option('--temperature <t>', 'sampling temperature (openai policy)', finiteNumber, 0)
+    .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, 512)
+    .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
+    .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')
+    .option('--screenshots', 'store a screenshot per step beside the traces', false)
+    .action((options: RolloutOptions) => runRollout(options, deps));
+}

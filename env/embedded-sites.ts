@@ -1,0 +1,48 @@
+/**
+ * Starts and stops the four embedded sites, each on its own port, all in this process and all over
+ * the same seeded world.
+ */
+import { startSiteServer, type RunningSite } from './http/site-server';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteUrls } from './site-urls';
+import { createGitlabApp } from './sites/gitlab/app';
+import { createRedditApp } from './sites/reddit/app';
+import { createAdminApp } from './sites/shopping-admin/app';
+import { createShoppingApp } from './sites/shopping/app';
+import { buildWorld, DEFAULT_SEED } from './world';
+
+export interface EmbeddedSitesOptions {
+  seed?: number;
+  host?: string;
+  /** Port per site; 0 or absent picks a free port. */
+  ports?: Partial<Record<EmbeddedSiteName, number>>;
+}
+
+export interface EmbeddedSites {
+  seed: number;
+  sites: Record<EmbeddedSiteName, RunningSite>;
+  /** What the placeholders `__SHOPPING__`, ... resolve to. */
+  urls: Required<Pick<SiteUrls, EmbeddedSiteName>>;
+  stop(): Promise<void>;
+}
+
+/** Ports WebArena's docker setup uses; `webrl env serve` defaults to them. */
+export const WEBARENA_PORTS: Record<EmbeddedSiteName, number> = { shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 };
+
+export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Promise<EmbeddedSites> {
+  const seed = options.seed ?? DEFAULT_SEED;
+  const world = buildWorld(seed);
+  const listen = (name: EmbeddedSiteName) => ({ host: options.host, port: options.ports?.[name] ?? 0 });
+  const started: RunningSite[] = [];
+  try {
+    started.push(await startSiteServer(createShoppingApp(world.shopping), listen('shopping')));
+    started.push(await startSiteServer(createAdminApp(world.admin), listen('shopping_admin')));
+    started.push(await startSiteServer(createRedditApp(world.reddit), listen('reddit')));
+    started.push(await startSiteServer(createGitlabApp(world.gitlab), listen('gitlab')));
+  } catch (error) {
+    await Promise.all(started.map((site) => site.stop()));
+    throw error;
+  }
+  const sites = Object.fromEntries(started.map((site) => [site.name, site])) as Record<EmbeddedSiteName, RunningSite>;
+  const urls = Object.fromEntries(EMBEDDED_SITE_NAMES.map((name) => [name, sites[name].url])) as EmbeddedSites['urls'];
+  return { seed, sites, urls, stop: async () => void (await Promise.all(started.map((site) => site.stop()))) };
+}

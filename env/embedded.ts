@@ -1,0 +1,93 @@
+/**
+ * The `EpisodeEnvironment` over the running embedded sites. Each episode gets a fresh id: every site
+ * creates an empty copy-on-write state for it, and the browser context carries the id in a cookie,
+ * so parallel episodes never see each other's changes and a reset costs a few milliseconds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BrowserContext } from 'playwright-core';
+import type { EpisodeEnvironment, EpisodeTask, OracleStep, PreparedEpisode } from '../browser/contract';
+import { buildEvaluator, type TaskEvaluator } from './evaluators/evaluator';
+import { localEpisodeControl } from './http/site-server';
+import { DeterministicJudge, type FuzzyJudge } from './evaluators/judge';
+import { EPISODE_COOKIE } from './state/episodes';
+import { EMBEDDED_SITE_NAMES, resolvePlaceholders, type SiteUrls } from './site-urls';
+import type { WebArenaTask } from './tasks/schema';
+
+export interface EmbeddedEnvironmentOptions {
+  /** Where the embedded sites run (what `__SHOPPING__`, ... resolve to). */
+  siteUrls: SiteUrls;
+  /** The tasks episodes may be asked to run (matched by task_id). */
+  tasks: readonly WebArenaTask[];
+  /** Judge for fuzzy_match; default the deterministic one. */
+  judge?: FuzzyJudge;
+}
+
+/** The first start URL of a task, placeholders resolved (WebArena joins several with ` |AND| `). */
+export function startUrlOf(task: Pick<WebArenaTask, 'start_url'>, siteUrls: SiteUrls): string {
+  return resolvePlaceholders(task.start_url.split(' |AND| ')[0]?.trim() ?? '', siteUrls);
+}
+
+/** What the episode loop needs of a task (with its oracle plan, for the oracle policy). */
+export function toEpisodeTask(task: WebArenaTask, siteUrls: SiteUrls): EpisodeTask & { oracle?: OracleStep[] } {
+  return { task_id: task.task_id, intent: task.intent, start_url: startUrlOf(task, siteUrls), ...(task.oracle ? { oracle: task.oracle } : {}) };
+}
+
+export class EmbeddedEnvironment implements EpisodeEnvironment {
+  private readonly tasks = new Map<string, WebArenaTask>();
+  private readonly evaluators = new Map<string, TaskEvaluator>();
+  private readonly origins: string[];
+  private readonly judge: FuzzyJudge;
+
+  constructor(private readonly options: EmbeddedEnvironmentOptions) {
+    for (const task of options.tasks) this.tasks.set(String(task.task_id), task);
+    const missing = EMBEDDED_SITE_NAMES.filter((site) => !options.siteUrls[site]);
+    if (missing.length) throw new Error(`EmbeddedEnvironment needs the URLs of ${missing.join(', ')}`);
+    this.origins = [...new Set(EMBEDDED_SITE_NAMES.map((site) => new URL(options.siteUrls[site] as string).origin))];
+    this.judge = options.judge ?? new DeterministicJudge();
+  }
+
+  private evaluatorFor(task: WebArenaTask): TaskEvaluator {
+    const key = String(task.task_id);
+    let evaluator = this.evaluators.get(key);
+    if (!evaluator) {
+      evaluator = buildEvaluator(task, { siteUrls: this.options.siteUrls, judge: this.judge });
+      this.evaluators.set(key, evaluator);
+    }
+    return evaluator;
+  }
+
+  /** Creates or drops the episode's state on every site: directly in this process, else over HTTP. */
+  private async control(method: 'PUT' | 'DELETE', episodeId: string): Promise<void> {
+    await Promise.all(
+      this.origins.map(async (origin) => {
+        const local = localEpisodeControl(origin);
+        if (local) {
+          if (method === 'PUT') local.create(episodeId);
+          else local.drop(episodeId);
+          return;
+        }
+        const response = await fetch(`${origin}/__webrl/episodes/${episodeId}`, { method });
+        if (!response.ok) throw new Error(`${method} episode ${episodeId} at ${origin}: HTTP ${response.status}`);
+      }),
+    );
+  }
+
+  async prepareEpisode(context: BrowserContext, episodeTask: EpisodeTask): Promise<PreparedEpisode> {
+    const task = this.tasks.get(String(episodeTask.task_id));
+    if (!task) throw new Error(`task ${episodeTask.task_id} is not in this environment's task set`);
+    const evaluator = this.evaluatorFor(task);
+    const episodeId = randomUUID();
+    await this.control('PUT', episodeId);
+    await context.addCookies(this.origins.map((url) => ({ name: EPISODE_COOKIE, value: episodeId, url })));
+    let disposed = false;
+    return {
+      startUrl: startUrlOf(task, this.options.siteUrls),
+      evaluate: (page, answer) => evaluator.evaluate(page, answer),
+      dispose: async () => {
+        if (disposed) return;
+        disposed = true;
+        await this.control('DELETE', episodeId);
+      },
+    };
+  }
+}

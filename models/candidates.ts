@@ -1,0 +1,123 @@
+/**
+ * The actor's action space for one state: a finite list of candidate actions built from the
+ * observation and the intent. The local actor is a softmax over exactly this list, so an action outside
+ * it has no probability mass (see `Actor.logProbs` for the floor it gets).
+ *
+ *   every element          Click, Hover
+ *   text fields            Type and Search with each intent phrase (text.ts `intentPhrases`)
+ *   <select> elements      Select Dropdown Option with each of its options
+ *   always                 Scroll Up, Scroll Down, Press Enter, Go Backward, Go Forward
+ *   always                 exit(message) with "", "N/A", "Done", the page's text segments and the numbers
+ *                          inside them, then element texts
+ *
+ * Order is deterministic (elements in id order, then page-level actions, then exits); duplicates (by
+ * their grammar string) keep their first occurrence.
+ */
+import type { Action, ObservedElement, Observation } from '../browser/contract';
+import { formatAction } from '../browser/grammar';
+import { canonicalObservation } from './htmlObservation';
+import { intentPhrases, numbersIn, pageTextSegments, type PhraseSource } from './text';
+
+/** Where an argument or exit message came from; a feature of the candidate. */
+export type CandidateSource = PhraseSource | 'option' | 'fixed' | 'element-text' | 'page-text' | 'page-number' | 'none';
+
+export interface Candidate {
+  action: Action;
+  /** `formatAction(action)`: the identity of the candidate. */
+  key: string;
+  source: CandidateSource;
+  /** The element the action targets, if any. */
+  element?: ObservedElement;
+  /** For exit messages from the page, their label: the segment before the message, or the segment a number sits in. */
+  label?: string;
+}
+
+export const CANDIDATE_LIMITS = {
+  /** Longest intent n-gram offered as a typed argument. */
+  maxNgram: 5,
+  /** Longest phrase after a trigger word ("for", "titled", ...). */
+  maxPhraseWords: 8,
+  /** Typed arguments per text field. */
+  maxArguments: 48,
+  /** Exit messages per state. */
+  maxExitMessages: 80,
+  /** Longest page text offered as an exit message, in characters. */
+  maxMessageLength: 120,
+} as const;
+
+const TEXT_INPUT_TYPES = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'number', 'password']);
+const TEXT_ROLES = new Set(['textbox', 'searchbox', 'combobox']);
+const PAGE_ACTIONS = ['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward'] as const;
+/** Answers no page shows: none, "not applicable", and the customary one after carrying out a task. */
+const FIXED_MESSAGES = ['', 'N/A', 'Done'];
+
+export function isTextField(element: ObservedElement): boolean {
+  if (element.tag === 'textarea') return true;
+  if (element.tag === 'input') return TEXT_INPUT_TYPES.has((element.attributes.type ?? '').toLowerCase());
+  const editable = element.attributes.contenteditable;
+  return (editable !== undefined && editable !== 'false') || TEXT_ROLES.has(element.role ?? '');
+}
+
+/** The candidates of a state; the observation is read through `canonicalObservation` (its URL and HTML). */
+export function buildCandidates(intent: string, live: Observation): Candidate[] {
+  const observation = canonicalObservation(live);
+  const candidates: Candidate[] = [];
+  const seen = new Set<string>();
+  const add = (action: Action, source: CandidateSource, extra: Partial<Candidate> = {}) => {
+    const key = formatAction(action);
+    if (seen.has(key)) return;
+    seen.add(key);
+    candidates.push({ action, key, source, ...extra });
+  };
+  const phrases = intentPhrases(intent, {
+    maxNgram: CANDIDATE_LIMITS.maxNgram,
+    maxPhraseWords: CANDIDATE_LIMITS.maxPhraseWords,
+    limit: CANDIDATE_LIMITS.maxArguments,
+  });
+  const elements = [...observation.elements].sort((a, b) => a.id - b.id);
+  for (const element of elements) {
+    const id = element.id;
+    add({ kind: 'Click', element: id }, 'none', { element });
+    add({ kind: 'Hover', element: id }, 'none', { element });
+    if (isTextField(element)) {
+      for (const phrase of phrases) {
+        add({ kind: 'Type', element: id, argument: phrase.text }, phrase.source, { element });
+        add({ kind: 'Search', element: id, argument: phrase.text }, phrase.source, { element });
+      }
+    }
+    for (const option of element.options ?? []) {
+      if (option.trim()) add({ kind: 'Select Dropdown Option', element: id, argument: option }, 'option', { element });
+    }
+  }
+  for (const kind of PAGE_ACTIONS) add({ kind }, 'none');
+  for (const message of exitMessages(observation)) add({ kind: 'exit', message: message.text }, message.source, message.label ? { label: message.label } : {});
+  return candidates;
+}
+
+interface ExitMessage {
+  text: string;
+  source: CandidateSource;
+  label?: string;
+}
+
+function exitMessages(observation: Observation): ExitMessage[] {
+  const messages: ExitMessage[] = FIXED_MESSAGES.map((text) => ({ text, source: 'fixed' }));
+  const seen = new Set(FIXED_MESSAGES);
+  const add = (text: string, source: CandidateSource, label?: string) => {
+    if (text.length > CANDIDATE_LIMITS.maxMessageLength || seen.has(text)) return;
+    if (messages.length >= CANDIDATE_LIMITS.maxExitMessages) return;
+    seen.add(text);
+    messages.push(label ? { text, source, label } : { text, source });
+  };
+  const segments = pageTextSegments(observation.html);
+  segments.forEach((segment, i) => {
+    const label = segments[i - 1];
+    add(segment, 'page-text', label);
+    for (const number of numbersIn(segment)) add(number, 'page-number', number === segment ? label : segment);
+  });
+  for (const element of observation.elements) {
+    const text = (element.fullText ?? element.text).trim();
+    if (text) add(text, 'element-text');
+  }
+  return messages;
+}

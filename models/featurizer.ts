@@ -1,0 +1,496 @@
+/**
+ * The featurizer: (state, candidate action) and states to fixed-width sparse rows of hashed features.
+ * This comment is the one place the features are documented; bump FEATURIZER_VERSION whenever any of
+ * them changes, because a checkpoint's weights only mean something under the version in its card.
+ *
+ * Hashing: a feature is a string (`family|part|part`). Its index is FNV-1a (32-bit, over UTF-16 code
+ * units) followed by the murmur3 finaliser, reduced to [1, FEATURE_DIM); index 0 is padding. A row holds
+ * at most `width` distinct indices; features are added in the order listed below, values of repeated
+ * indices add up, and features past the width are dropped (the widths leave room: no row of the
+ * embedded sites fills its width). Unused slots are padding (index 0, value 0), so a batch of n rows
+ * is `[n, width]` indices + `[n, width]` values.
+ *
+ * Input: only what a trace keeps is read: the intent, the history's raw outputs (parsed), and the
+ * observation's URL and simplified HTML, rebuilt into elements and a title (the first heading) by
+ * htmlObservation.ts, so live pages and stored traces featurize alike.
+ *
+ * Words: tokens are lower-cased, stop words dropped and lightly stemmed (text.ts `terms`). The intent's
+ * own words (names, products, quoted text) never appear lexically in a feature: they enter only through
+ * generic match features (counts, shares, verbatim containment). Lexical features use the TASK TYPE (up
+ * to 3 intent words written in lower case, e.g. "price", "add wish list") and page words NOT in the
+ * intent (UI vocabulary such as "reviews", "my account"). This is what lets a model trained on some
+ * instances of a task carry over to other instances.
+ *
+ * Notation: I = the intent's terms; T = the task type (as one string) and its words; P = page words
+ * not in I; K = the action kind; last = kind of the last parsed history action (`none` at round 0,
+ * `invalid` when it did not parse); step = the round number (0, 1, 2, 3, 4-5, 6-9, 10+); place / leaf =
+ * the first / last URL path segment (`#` when numeric, `*` when mostly intent terms, `~` when longer
+ * than 24 characters, else itself); tc / uc = share of I among the title's / URL's words (quarters 0..4);
+ * URL words are the path and query split at every non-alphanumeric character.
+ *
+ * Actor row, one per candidate (ACTOR_ROW_WIDTH):
+ *   kind and context  k|K, kh|K|last, ks|K|step, rp|K (this exact action was taken before),
+ *                     ku|K|u for 6 URL words in P, ki|K|t for t in T, tk|T|K|step, tp|T|K|place,
+ *                     th|T|K|last;
+ *   element actions   et|K|tag, er|K|role, ety|K|input type, ev|K (holds a value), rpe|K (acted on
+ *                     before), epy|K|top/120 (capped 6), epx|K|left/320 (capped 3); matches with I:
+ *                     emn|K|count (capped 3), emf|K = count / #element terms, emi|K = count / |I|,
+ *                     te|T|K|count, ein|K (the element's text occurs verbatim in the intent), eall|K
+ *                     (all its terms are in I); ew|K|e and tx|T|K|e for element terms e in P (up to 12
+ *                     terms from text, full text, placeholder, title, data-label, value);
+ *   argument actions  as|K|source, al|K|#tokens (capped 6), af|K (verbatim in the intent), ac|K =
+ *   (Type, Search,    share of its terms in I, ap|K|b and an|K|a with b / a the intent word before /
+ *   Select)           after it (a stop word or T word as itself, else `num` or `word`),
+ *                     ta|T|K|source|b, rpa|K (typed before), ash|shape|e and acl|clause|e for 4
+ *                     element terms (shape = answer shape of the argument, clause = commas before it
+ *                     in the intent, capped 4), aom|K|#its terms in the element's terms (capped 3);
+ *   exit              xs|source, xsh|shape, xc = share of message terms in I, xin (verbatim in the
+ *                     intent), xlen|#tokens (capped 8), xi|t|shape for t in T, xl|l|t crossing 4 label
+ *                     terms with T (label = the page segment before the message), xlm|#label terms in
+ *                     I (capped 3), txs|T|source|shape|xlm, txl|T|l;
+ *   last              ex|t|e crossing T words with 6 element terms in P.
+ *
+ * State row (critic: STATE_ROW_WIDTH):
+ *   b, sn|step, hl|last, hk|kind per kind in the history, hinv|#unparsed rounds (capped 3), hrep (last
+ *   two outputs identical), ha|#typed arguments found in the intent (capped 3), hq|share of the
+ *   intent's quoted spans typed (quarters; when it has any), hs|k1|k2 for the last 4 pairs of
+ *   consecutive action kinds, it|t for t in T, ut|u for 10 URL words in P, tt|w for 10 title terms in P,
+ *   ic|share of I in the page text (quarters), ne|#elements (0, 1-9, 10-29, 30-99, 100+), tc|tc|place,
+ *   uc|uc|place, cg|T|place|tc|uc, cgs|T|place|step, cgl|T|leaf|tc, su|step|u and sl|last|u for 3
+ *   URL words in P, xu|t|u crossing T with 6 URL words in P, xt|t|w crossing T with 6 title terms in P.
+ *
+ * ORM row (STATE_ROW_WIDTH): outcome features, then the state row, then page words:
+ *   oexit (the last action is exit), oshape|answer shape, oc|share of message terms in I (quarters),
+ *   opage (message in the final page text), oin (message in the intent), olm|m and og|exit,page,m,tc and
+ *   ogt|T|(same) with m = the most intent terms in a label of the message on the page (the segment
+ *   before it, or the rest of its own segment; capped 3), ogu|T|place|uc|shape, ogl|T|leaf|shape;
+ *   after an exit omsg|T|message for "", "n/a", "done" (else |shape) and omel|T|0/1 (the message is the
+ *   text of a link or button on the page); oi|t|shape and ok|last|t for t in T, ol|l|t crossing 4 terms
+ *   of that label with T; after the state row pg|w for 96 page-text terms in P.
+ */
+import type { Action, ObservedElement } from '../browser/contract';
+import { formatAction } from '../browser/grammar';
+import type { Candidate } from './candidates';
+import { canonicalObservation } from './htmlObservation';
+import type { ModelState } from './state';
+import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
+
+export const FEATURIZER_VERSION = 'webrl-hashed-features/1';
+export const FEATURE_BITS = 18;
+export const FEATURE_DIM = 2 ** FEATURE_BITS;
+export const ACTOR_ROW_WIDTH = 128;
+export const STATE_ROW_WIDTH = 256;
+
+/** `[rows, width]` hashed indices (int32 here; int64 for onnxruntime) and their values. */
+export interface FeatureBatch {
+  rows: number;
+  width: number;
+  indices: Int32Array;
+  values: Float32Array;
+}
+
+/** The featurizer facts a checkpoint card records. */
+export interface FeaturizerSpec {
+  version: string;
+  dim: number;
+  width: number;
+}
+
+export function featurizerSpec(width: number): FeaturizerSpec {
+  return { version: FEATURIZER_VERSION, dim: FEATURE_DIM, width };
+}
+
+export function featureIndex(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    hash ^= name.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return 1 + ((hash >>> 0) % (FEATURE_DIM - 1));
+}
+
+/** Collects one row's features up to its width. */
+class RowBuilder {
+  readonly indices: number[] = [];
+  readonly values: number[] = [];
+  private readonly slots = new Map<number, number>();
+
+  constructor(private readonly width: number) {}
+
+  add(name: string, value = 1): void {
+    if (value === 0) return;
+    const index = featureIndex(name);
+    const slot = this.slots.get(index);
+    if (slot !== undefined) {
+      this.values[slot]! += value;
+      return;
+    }
+    if (this.indices.length >= this.width) return;
+    this.slots.set(index, this.indices.length);
+    this.indices.push(index);
+    this.values.push(value);
+  }
+}
+
+function toBatch(rows: readonly RowBuilder[], width: number): FeatureBatch {
+  const indices = new Int32Array(rows.length * width);
+  const values = new Float32Array(rows.length * width);
+  rows.forEach((row, r) => {
+    indices.set(row.indices, r * width);
+    values.set(row.values, r * width);
+  });
+  return { rows: rows.length, width, indices, values };
+}
+
+/** Stacks batches of the same width into one. */
+export function concatBatches(batches: readonly FeatureBatch[], width: number): FeatureBatch {
+  const rows = batches.reduce((sum, batch) => sum + batch.rows, 0);
+  const indices = new Int32Array(rows * width);
+  const values = new Float32Array(rows * width);
+  let offset = 0;
+  for (const batch of batches) {
+    if (batch.width !== width) throw new Error(`cannot stack a batch of width ${batch.width} into width ${width}`);
+    indices.set(batch.indices, offset);
+    values.set(batch.values, offset);
+    offset += batch.indices.length;
+  }
+  return { rows, width, indices, values };
+}
+
+function stepBucket(step: number): string {
+  if (step <= 3) return String(step);
+  if (step <= 5) return '4-5';
+  if (step <= 9) return '6-9';
+  return '10+';
+}
+
+const share = (part: number, whole: number) => (whole === 0 ? 0 : part / whole);
+const quarters = (fraction: number) => String(Math.min(4, Math.floor(fraction * 4)));
+
+/** What every row of one state shares, computed once per state. */
+interface StateContext {
+  intentTerms: string[];
+  intentSet: Set<string>;
+  intentLower: string;
+  intentWords: string[];
+  /** The task type as one string, and its words. */
+  taskType: string;
+  typeWords: string[];
+  /** URL and title tokens that are not intent terms. */
+  urlWords: string[];
+  titleWords: string[];
+  place: string;
+  leaf: string;
+  titleCoverage: string;
+  urlCoverage: string;
+  pageSegments: string[];
+  pageLower: string;
+  lastKind: string;
+  step: string;
+  pastKeys: Set<string>;
+  pastElements: Set<number>;
+  pastArguments: Set<string>;
+}
+
+/** Up to 3 terms of the intent written in lower case (names are capitalised): "price", "add wish list". */
+function taskTypeWords(intent: string): string[] {
+  const words = intent.split(/\s+/).filter((word, i) => i === 0 || !/^[\p{Lu}\p{N}]/u.test(word));
+  return terms(words.join(' ')).slice(0, 3);
+}
+
+/** A URL path segment as a feature: numbers as `#`, segments about the intent's words as `*`, else itself. */
+function segmentClass(segment: string | undefined, intentSet: ReadonlySet<string>): string {
+  if (segment === undefined) return 'root';
+  if (/^\d+$/.test(segment)) return '#';
+  const words = (segment.match(/[\p{L}\p{N}]+/gu) ?? []).map(stem);
+  if (words.length > 0 && words.filter((word) => intentSet.has(word)).length * 2 >= words.length) return '*';
+  return segment.length > 24 ? '~' : segment;
+}
+
+function stateContext(state: ModelState): StateContext {
+  const observation = canonicalObservation(state.observation);
+  const last = state.history[state.history.length - 1];
+  const pastActions = state.history.flatMap((round) => (round.action ? [round.action] : []));
+  const pageSegments = pageTextSegments(observation.html);
+  const intentTerms = terms(state.intent);
+  const intentSet = new Set(intentTerms);
+  const titleTerms = terms(observation.title);
+  const urls = [...new Set(urlTokens(observation.url).map(stem))];
+  const segments = pathSegments(observation.url);
+  const coverage = (tokens: readonly string[]) => quarters(share(intentTerms.filter((token) => tokens.includes(token)).length, intentTerms.length));
+  const typeWords = taskTypeWords(state.intent);
+  return {
+    intentTerms,
+    intentSet,
+    intentLower: state.intent.toLowerCase(),
+    intentWords: tokenize(state.intent),
+    taskType: typeWords.join(' ') || 'none',
+    typeWords,
+    urlWords: urls.filter((token) => !intentSet.has(token)),
+    titleWords: titleTerms.filter((token) => !intentSet.has(token)),
+    place: segmentClass(segments[0], intentSet),
+    leaf: segmentClass(segments[segments.length - 1], intentSet),
+    titleCoverage: coverage(titleTerms),
+    urlCoverage: coverage(urls),
+    pageSegments,
+    pageLower: pageSegments.join(' ').toLowerCase(),
+    lastKind: last === undefined ? 'none' : (last.action?.kind ?? 'invalid'),
+    step: stepBucket(state.history.length),
+    pastKeys: new Set(pastActions.map(formatAction)),
+    pastElements: new Set(pastActions.flatMap((action) => ('element' in action ? [action.element] : []))),
+    pastArguments: new Set(pastActions.flatMap((action) => ('argument' in action ? [action.argument.toLowerCase()] : []))),
+  };
+}
+
+function elementTerms(element: ObservedElement): string[] {
+  const attributes = element.attributes;
+  const sources = [element.text, element.fullText, attributes.placeholder, attributes.title, attributes['data-label'], element.value];
+  const found = new Set<string>();
+  for (const source of sources) {
+    for (const term of terms(source ?? '')) {
+      if (found.size >= 12) return [...found];
+      found.add(term);
+    }
+  }
+  return [...found];
+}
+
+/** The element's visible text, lower-cased, when it is long enough to mean something. */
+function elementLabel(element: ObservedElement): string {
+  const text = (element.fullText ?? element.text).trim().toLowerCase();
+  return text.length >= 3 ? text : '';
+}
+
+/** An intent word next to an argument, as a feature: stop words and task-type words as themselves. */
+function neighbourClass(word: string | undefined, context: StateContext, edge: string): string {
+  if (word === undefined) return edge;
+  if (isStopWord(word) || context.typeWords.includes(word)) return word;
+  return /^\d/.test(word) ? 'num' : 'word';
+}
+
+/** The words right before and after the first occurrence of `phrase` in the intent's tokens. */
+function neighbours(context: StateContext, phrase: readonly string[]): { before: string; after: string } {
+  const words = context.intentWords;
+  if (phrase.length === 0) return { before: 'none', after: 'none' };
+  for (let i = 0; i + phrase.length <= words.length; i++) {
+    if (phrase.every((token, j) => words[i + j] === token)) {
+      return { before: neighbourClass(words[i - 1], context, 'start'), after: neighbourClass(words[i + phrase.length], context, 'end') };
+    }
+  }
+  return { before: 'absent', after: 'absent' };
+}
+
+/**
+ * Where the answer stands on the page: among the segments holding `message`, the label (the segment
+ * before it, or the rest of its own segment) sharing the most terms with the intent.
+ */
+function answerLabel(context: StateContext, message: string): { label?: string; matches: number } {
+  let best: { label?: string; matches: number } = { matches: 0 };
+  if (!message) return best;
+  context.pageSegments.forEach((segment, i) => {
+    if (!segment.includes(message)) return;
+    for (const label of [context.pageSegments[i - 1], segment === message ? undefined : segment.replace(message, ' ')]) {
+      if (label === undefined) continue;
+      const matches = terms(label).filter((term) => context.intentSet.has(term)).length;
+      if (best.label === undefined || matches > best.matches) best = { label, matches };
+    }
+  });
+  return best;
+}
+
+/** Crosses a label's terms with the task type; returns how many of them are intent terms. */
+function addAnswerLabel(row: RowBuilder, family: string, label: string | undefined, context: StateContext): number {
+  const labelTerms = terms(label ?? '').slice(0, 4);
+  for (const l of labelTerms) for (const t of context.typeWords) row.add(`${family}|${l}|${t}`);
+  return labelTerms.filter((term) => context.intentSet.has(term)).length;
+}
+
+function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
+  const row = new RowBuilder(ACTOR_ROW_WIDTH);
+  const action: Action = candidate.action;
+  const k = action.kind;
+  const type = context.taskType;
+  row.add(`k|${k}`);
+  row.add(`kh|${k}|${context.lastKind}`);
+  row.add(`ks|${k}|${context.step}`);
+  if (context.pastKeys.has(candidate.key)) row.add(`rp|${k}`);
+  for (const u of context.urlWords.slice(0, 6)) row.add(`ku|${k}|${u}`);
+  for (const t of context.typeWords) row.add(`ki|${k}|${t}`);
+  row.add(`tk|${type}|${k}|${context.step}`);
+  row.add(`tp|${type}|${k}|${context.place}`);
+  row.add(`th|${type}|${k}|${context.lastKind}`);
+
+  const element = candidate.element;
+  const elementWords = element ? elementTerms(element) : [];
+  const uiWords = elementWords.filter((term) => !context.intentSet.has(term));
+  if (element) {
+    row.add(`et|${k}|${element.tag}`);
+    if (element.role) row.add(`er|${k}|${element.role}`);
+    if (element.tag === 'input') row.add(`ety|${k}|${(element.attributes.type ?? 'text').toLowerCase()}`);
+    if (element.value) row.add(`ev|${k}`);
+    if (context.pastElements.has(element.id)) row.add(`rpe|${k}`);
+    row.add(`epy|${k}|${Math.min(6, Math.max(0, Math.floor(element.bbox[1] / 120)))}`);
+    row.add(`epx|${k}|${Math.min(3, Math.max(0, Math.floor(element.bbox[0] / 320)))}`);
+    const matched = elementWords.length - uiWords.length;
+    row.add(`emn|${k}|${Math.min(3, matched)}`);
+    row.add(`emf|${k}`, share(matched, elementWords.length));
+    row.add(`emi|${k}`, share(matched, context.intentTerms.length));
+    row.add(`te|${type}|${k}|${Math.min(3, matched)}`);
+    const label = elementLabel(element);
+    if (label && context.intentLower.includes(label)) row.add(`ein|${k}`);
+    if (elementWords.length > 0 && matched === elementWords.length) row.add(`eall|${k}`);
+    for (const e of uiWords) {
+      row.add(`ew|${k}|${e}`);
+      row.add(`tx|${type}|${k}|${e}`);
+    }
+  }
+
+  if ('argument' in action) {
+    const argument = action.argument;
+    const argTokens = tokenize(argument);
+    const argTerms = terms(argument);
+    const shape = answerShape(argument);
+    const position = context.intentLower.indexOf(argument.toLowerCase());
+    const clause = Math.min(4, (context.intentLower.slice(0, Math.max(0, position)).match(/,/g) ?? []).length);
+    row.add(`as|${k}|${candidate.source}`);
+    row.add(`al|${k}|${Math.min(6, argTokens.length)}`);
+    if (position >= 0) row.add(`af|${k}`);
+    row.add(`ac|${k}`, share(argTerms.filter((term) => context.intentSet.has(term)).length, argTerms.length));
+    const { before, after } = neighbours(context, argTokens);
+    row.add(`ap|${k}|${before}`);
+    row.add(`an|${k}|${after}`);
+    row.add(`ta|${type}|${k}|${candidate.source}|${before}`);
+    if (context.pastArguments.has(argument.toLowerCase())) row.add(`rpa|${k}`);
+    for (const e of elementWords.slice(0, 4)) {
+      row.add(`ash|${shape}|${e}`);
+      row.add(`acl|${clause}|${e}`);
+    }
+    row.add(`aom|${k}|${Math.min(3, argTerms.filter((term) => elementWords.includes(term)).length)}`);
+  }
+
+  if (action.kind === 'exit') {
+    const message = action.message;
+    const shape = answerShape(message);
+    const messageTerms = terms(message);
+    row.add(`xs|${candidate.source}`);
+    row.add(`xsh|${shape}`);
+    row.add('xc', share(messageTerms.filter((term) => context.intentSet.has(term)).length, messageTerms.length));
+    if (message && context.intentLower.includes(message.toLowerCase())) row.add('xin');
+    row.add(`xlen|${Math.min(8, tokenize(message).length)}`);
+    for (const t of context.typeWords) row.add(`xi|${t}|${shape}`);
+    const labelMatches = Math.min(3, addAnswerLabel(row, 'xl', candidate.label, context));
+    row.add(`xlm|${labelMatches}`);
+    row.add(`txs|${type}|${candidate.source}|${shape}|${labelMatches}`);
+    for (const l of terms(candidate.label ?? '').slice(0, 4)) row.add(`txl|${type}|${l}`);
+  }
+
+  for (const t of context.typeWords) for (const e of uiWords.slice(0, 6)) row.add(`ex|${t}|${e}`);
+  return row;
+}
+
+/** One row per candidate of one state. */
+export function featurizeCandidates(state: ModelState, candidates: readonly Candidate[]): FeatureBatch {
+  const context = stateContext(state);
+  return toBatch(
+    candidates.map((candidate) => actorRow(context, candidate)),
+    ACTOR_ROW_WIDTH,
+  );
+}
+
+function addStateFeatures(row: RowBuilder, state: ModelState, context: StateContext): void {
+  row.add('b');
+  row.add(`sn|${context.step}`);
+  row.add(`hl|${context.lastKind}`);
+  for (const kind of new Set(state.history.map((round) => round.action?.kind ?? 'invalid'))) row.add(`hk|${kind}`);
+  row.add(`hinv|${Math.min(3, state.history.filter((round) => !round.action).length)}`);
+  const responses = state.history.map((round) => round.response);
+  if (responses.length >= 2 && responses[responses.length - 1] === responses[responses.length - 2]) row.add('hrep');
+  const typedInIntent = [...context.pastArguments].filter((argument) => context.intentLower.includes(argument)).length;
+  row.add(`ha|${Math.min(3, typedInIntent)}`);
+  const quoted = quotedSpans(state.intent).map((span) => span.toLowerCase());
+  if (quoted.length > 0) row.add(`hq|${quarters(share(quoted.filter((span) => context.pastArguments.has(span)).length, quoted.length))}`);
+  const kinds = state.history.map((round) => round.action?.kind ?? 'invalid');
+  kinds.slice(-4).forEach((kind, i, recent) => row.add(`hs|${recent[i - 1] ?? 'start'}|${kind}`));
+  for (const t of context.typeWords) row.add(`it|${t}`);
+  for (const u of context.urlWords.slice(0, 10)) row.add(`ut|${u}`);
+  for (const w of context.titleWords.slice(0, 10)) row.add(`tt|${w}`);
+  const onPage = context.intentTerms.filter((term) => context.pageLower.includes(term));
+  row.add(`ic|${quarters(share(onPage.length, context.intentTerms.length))}`);
+  const n = canonicalObservation(state.observation).elements.length;
+  row.add(`ne|${n === 0 ? '0' : n < 10 ? '1-9' : n < 30 ? '10-29' : n < 100 ? '30-99' : '100+'}`);
+  row.add(`tc|${context.titleCoverage}|${context.place}`);
+  row.add(`uc|${context.urlCoverage}|${context.place}`);
+  row.add(`cg|${context.taskType}|${context.place}|${context.titleCoverage}|${context.urlCoverage}`);
+  row.add(`cgs|${context.taskType}|${context.place}|${context.step}`);
+  row.add(`cgl|${context.taskType}|${context.leaf}|${context.titleCoverage}`);
+  for (const u of context.urlWords.slice(0, 3)) {
+    row.add(`su|${context.step}|${u}`);
+    row.add(`sl|${context.lastKind}|${u}`);
+  }
+  for (const t of context.typeWords) for (const u of context.urlWords.slice(0, 6)) row.add(`xu|${t}|${u}`);
+  for (const t of context.typeWords) for (const w of context.titleWords.slice(0, 6)) row.add(`xt|${t}|${w}`);
+}
+
+/** One row per state: the critic's input. */
+export function featurizeStates(states: readonly ModelState[]): FeatureBatch {
+  return toBatch(
+    states.map((state) => {
+      const row = new RowBuilder(STATE_ROW_WIDTH);
+      addStateFeatures(row, state, stateContext(state));
+      return row;
+    }),
+    STATE_ROW_WIDTH,
+  );
+}
+
+function ormRow(state: ModelState): RowBuilder {
+  const context = stateContext(state);
+  const row = new RowBuilder(STATE_ROW_WIDTH);
+  const last = state.history[state.history.length - 1]?.action;
+  const exited = last?.kind === 'exit';
+  const message = last?.kind === 'exit' ? last.message : '';
+  const shape = answerShape(message);
+  if (exited) row.add('oexit');
+  row.add(`oshape|${shape}`);
+  const messageTerms = terms(message);
+  row.add(`oc|${quarters(share(messageTerms.filter((term) => context.intentSet.has(term)).length, messageTerms.length))}`);
+  const onPage = message !== '' && context.pageLower.includes(message.toLowerCase());
+  if (onPage) row.add('opage');
+  if (message && context.intentLower.includes(message.toLowerCase())) row.add('oin');
+  const { label, matches } = answerLabel(context, message);
+  const signal = `${exited ? 1 : 0}${onPage ? 1 : 0}${Math.min(3, matches)}${context.titleCoverage}`;
+  row.add(`olm|${Math.min(3, matches)}`);
+  row.add(`og|${signal}`);
+  row.add(`ogt|${context.taskType}|${signal}`);
+  row.add(`ogu|${context.taskType}|${context.place}|${context.urlCoverage}|${shape}`);
+  row.add(`ogl|${context.taskType}|${context.leaf}|${exited ? shape : 'none'}`);
+  if (exited) {
+    const fixed = FIXED_ANSWERS.has(message.trim().toLowerCase());
+    row.add(`omsg|${context.taskType}|${fixed ? message.trim().toLowerCase() : shape}`);
+    // Answers that are the text of a link or button are usually navigation, not data.
+    const chrome = message !== '' && canonicalObservation(state.observation).elements.some((element) => (element.fullText ?? element.text).trim() === message.trim());
+    row.add(`omel|${context.taskType}|${chrome ? 1 : 0}`);
+  }
+  for (const t of context.typeWords) {
+    row.add(`oi|${t}|${shape}`);
+    row.add(`ok|${context.lastKind}|${t}`);
+  }
+  addAnswerLabel(row, 'ol', label, context);
+  addStateFeatures(row, state, context);
+  const pageWords = terms(context.pageSegments.join(' ')).filter((term) => !context.intentSet.has(term));
+  for (const w of pageWords.slice(0, 96)) row.add(`pg|${w}`);
+  return row;
+}
+
+/** Answers that say nothing about the page: the ORM sees them as themselves. */
+const FIXED_ANSWERS = new Set(['', 'n/a', 'done']);
+
+/** One row per finished episode (its last state holds the final observation): the ORM's input. */
+export function featurizeOutcomes(states: readonly ModelState[]): FeatureBatch {
+  return toBatch(states.map(ormRow), STATE_ROW_WIDTH);
+}

@@ -1,0 +1,90 @@
+/**
+ * An LLM outcome reward model behind an OpenAI-compatible CHAT endpoint (webrl.md §4 ORM input): a
+ * system line asking whether the web agent succeeded (answer YES or NO) and the user turn
+ *
+ *   The User Intent:\n{intent}\n\nAction History:\n{one line per action}\n\nThe Current Screenshot:\n{final observation}
+ *
+ * It asks for one token with top log-probs and reads P(YES) = p(YES) / (p(YES) + p(NO)), summing the
+ * variants of each answer among the top tokens (" YES", "Yes", ...). A reply with neither answer among
+ * its top tokens is malformed (retried, then a RemoteModelError).
+ */
+import type { OrmVerdict, OutcomeJudge } from '../orm';
+import { verdict } from '../orm';
+import type { ModelState } from '../state';
+import { mapWithConcurrency } from './concurrency';
+import { createClient, describeEndpoint, type EndpointOptions } from './openaiClient';
+import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
+
+export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
+  /** Top tokens requested (default 20). */
+  topLogprobs?: number;
+  /** The final observation is cut to this many characters (default 16384 - 512, as the actor prompt). */
+  maxObservationChars?: number;
+  concurrency?: number;
+}
+
+export const ORM_SYSTEM_PROMPT =
+  'You judge the work of an autonomous web-navigation agent. You are given what the user asked for, every ' +
+  'action the agent took, and the page the agent ended on. Decide whether the agent fully accomplished the ' +
+  "user's task; if the task asked for information, the agent's final answer (its exit message) must be correct. " +
+  'Reply with exactly one word: YES if it succeeded, NO if it did not.';
+
+export function ormUserTurn(state: ModelState, maxObservationChars = 16384 - 512): string {
+  const actions = state.history.map((round) => round.response.replace(/\s*\n\s*/g, ' ').trim()).join('\n');
+  const page = state.observation.html.slice(0, maxObservationChars);
+  return `The User Intent:\n${state.intent}\n\nAction History:\n${actions}\n\nThe Current Screenshot:\n${page}`;
+}
+
+function logSumExp(values: number[]): number {
+  if (values.length === 0) return -Infinity;
+  const max = Math.max(...values);
+  return max + Math.log(values.reduce((sum, v) => sum + Math.exp(v - max), 0));
+}
+
+export function pYesFromTopLogprobs(reply: unknown): number {
+  const first = (reply as { choices?: { logprobs?: { content?: unknown } }[] })?.choices?.[0]?.logprobs?.content;
+  const top = Array.isArray(first) ? (first[0] as { top_logprobs?: unknown } | undefined)?.top_logprobs : undefined;
+  if (!Array.isArray(top)) throw new MalformedReplyError('the reply has no choices[0].logprobs.content[0].top_logprobs');
+  const yes: number[] = [];
+  const no: number[] = [];
+  for (const entry of top as { token?: unknown; logprob?: unknown }[]) {
+    if (typeof entry?.token !== 'string' || typeof entry.logprob !== 'number') continue;
+    const word = entry.token.trim().toUpperCase();
+    if (word === 'YES') yes.push(entry.logprob);
+    else if (word === 'NO') no.push(entry.logprob);
+  }
+  if (yes.length === 0 && no.length === 0) throw new MalformedReplyError('neither YES nor NO is among the top tokens');
+  const y = logSumExp(yes);
+  const n = logSumExp(no);
+  const max = Math.max(y, n);
+  return Math.exp(y - max) / (Math.exp(y - max) + Math.exp(n - max));
+}
+
+export function createChatOrm(options: ChatOrmOptions): OutcomeJudge {
+  const client = createClient(options);
+  const what = `ORM verdict from ${describeEndpoint(options)}`;
+  async function judgeOne(state: ModelState): Promise<OrmVerdict> {
+    return withRetries(
+      what,
+      async () => {
+        const reply: unknown = await client.chat.completions.create(
+          {
+            model: options.model,
+            messages: [
+              { role: 'system', content: ORM_SYSTEM_PROMPT },
+              { role: 'user', content: ormUserTurn(state, options.maxObservationChars) },
+            ],
+            max_tokens: 1,
+            temperature: 0,
+            logprobs: true,
+            top_logprobs: options.topLogprobs ?? 20,
+          },
+          { signal: options.signal },
+        );
+        return verdict(pYesFromTopLogprobs(reply));
+      },
+      options,
+    );
+  }
+  return { judge: (states) => mapWithConcurrency(states, options.concurrency ?? 4, judgeOne) };
+}

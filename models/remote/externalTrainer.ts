@@ -1,0 +1,192 @@
+/**
+ * Runs an external trainer command (a GPU trainer in Python, say) as one training step of a phase:
+ *
+ *   command    a template such as `python train.py --data {data} --init {actor} --out {out}`; it is split
+ *              into arguments here (whitespace, with '...' / "..." quoting) and run without a shell, so
+ *              substituted paths cannot inject anything
+ *   inputs     {name: storage key}: each is downloaded into a fresh temporary directory and `{name}`
+ *              becomes its local path
+ *   outputs    {name: storage key}: `{name}` becomes a path in the temporary directory's out/; after a
+ *              zero exit each is uploaded (a file to the key; a directory file by file under `key/`)
+ *   progress   a stdout or stderr line `PROGRESS <fraction>` calls onProgress(fraction in [0, 1]); every
+ *              line goes to onLog
+ *   failure    a non-zero exit, a signal, a missing output or the timeout rejects with an
+ *              ExternalTrainerError holding the exit code and the last log lines
+ *
+ * The child inherits this process's environment (API keys included, from the environment only) plus
+ * `env`; nothing of the environment is logged. The temporary directory is removed afterwards.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/** The part of ArtifactStore the runner needs. */
+export interface FileStore {
+  downloadFile(key: string, localPath: string): Promise<unknown>;
+  uploadFile(key: string, localPath: string): Promise<unknown>;
+}
+
+export interface ExternalTrainerOptions {
+  command: string;
+  inputs: Record<string, string>;
+  outputs: Record<string, string>;
+  store: FileStore;
+  env?: Record<string, string>;
+  cwd?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onLog?(line: string, stream: 'stdout' | 'stderr'): void;
+  onProgress?(fraction: number): void;
+}
+
+export interface ExternalTrainerResult {
+  /** Storage keys written, per output name. */
+  uploaded: Record<string, string[]>;
+  logTail: string[];
+}
+
+export class ExternalTrainerError extends Error {
+  override name = 'ExternalTrainerError';
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+    readonly logTail: string[],
+  ) {
+    super(message);
+  }
+}
+
+const LOG_TAIL_LINES = 20;
+const KILL_GRACE_MS = 5_000;
+
+/** Splits a command template into arguments: whitespace-separated, '...' and "..." group. */
+export function splitCommand(template: string): string[] {
+  const args: string[] = [];
+  let current = '';
+  let quote: string | null = null;
+  let started = false;
+  for (const ch of template) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      else current += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      started = true;
+    } else if (/\s/.test(ch)) {
+      if (started) args.push(current);
+      current = '';
+      started = false;
+    } else {
+      current += ch;
+      started = true;
+    }
+  }
+  if (quote) throw new Error(`the trainer command has an unclosed ${quote}`);
+  if (started) args.push(current);
+  return args;
+}
+
+function substitute(args: readonly string[], paths: Record<string, string>): string[] {
+  return args.map((arg) =>
+    arg.replace(/\{([A-Za-z_][\w-]*)\}/g, (whole, name: string) => {
+      const path = paths[name];
+      if (path === undefined) throw new Error(`the trainer command names {${name}}, which is neither an input nor an output`);
+      return path;
+    }),
+  );
+}
+
+async function filesUnder(path: string): Promise<string[]> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { withFileTypes: true });
+  const nested = await Promise.all(entries.sort((a, b) => a.name.localeCompare(b.name)).map((entry) => filesUnder(join(path, entry.name))));
+  return nested.flat();
+}
+
+export async function runExternalTrainer(options: ExternalTrainerOptions): Promise<ExternalTrainerResult> {
+  const args = splitCommand(options.command);
+  if (args.length === 0) throw new Error('the trainer command is empty');
+  const workDir = await mkdtemp(join(tmpdir(), 'webrl-trainer-'));
+  const logTail: string[] = [];
+  try {
+    const paths: Record<string, string> = {};
+    await mkdir(join(workDir, 'in'));
+    await mkdir(join(workDir, 'out'));
+    for (const [name, key] of Object.entries(options.inputs)) {
+      const path = join(workDir, 'in', `${name}-${basename(key)}`);
+      await options.store.downloadFile(key, path);
+      paths[name] = path;
+    }
+    for (const name of Object.keys(options.outputs)) paths[name] = join(workDir, 'out', name);
+    const [program, ...rest] = substitute(args, paths);
+
+    const exitCode = await new Promise<number>((resolve, reject) => {
+      const child = spawn(program!, rest, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let failure: ExternalTrainerError | undefined;
+      const stop = (message: string) => {
+        if (failure) return;
+        failure = new ExternalTrainerError(message, null, logTail);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+      };
+      const timer = options.timeoutMs ? setTimeout(() => stop(`the trainer ran past its ${options.timeoutMs} ms limit`), options.timeoutMs) : undefined;
+      const onAbort = () => stop('the trainer was cancelled');
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const read = (stream: NodeJS.ReadableStream, name: 'stdout' | 'stderr') => {
+        createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+          logTail.push(line);
+          if (logTail.length > LOG_TAIL_LINES) logTail.shift();
+          options.onLog?.(line, name);
+          const progress = /^\s*PROGRESS\s+([0-9]*\.?[0-9]+(?:e-?\d+)?)\s*$/i.exec(line);
+          if (progress) options.onProgress?.(Math.max(0, Math.min(1, Number(progress[1]))));
+        });
+      };
+      read(child.stdout, 'stdout');
+      read(child.stderr, 'stderr');
+      child.on('error', (error) => {
+        const startFailure = new ExternalTrainerError(`cannot start the trainer ${JSON.stringify(program)}: ${error.message}`, null, logTail);
+        if (child.pid !== undefined) {
+          failure ??= startFailure;
+          return;
+        }
+        // It never started, so no 'close' may follow.
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        reject(startFailure);
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (failure) reject(failure);
+        else if (code === null) reject(new ExternalTrainerError(`the trainer was killed by ${signal}`, null, logTail));
+        else resolve(code);
+      });
+    });
+    if (exitCode !== 0) {
+      throw new ExternalTrainerError(`the trainer exited with code ${exitCode}; last lines:\n${logTail.join('\n')}`, exitCode, [...logTail]);
+    }
+
+    const uploaded: Record<string, string[]> = {};
+    for (const [name, key] of Object.entries(options.outputs)) {
+      const path = paths[name]!;
+      let files: string[];
+      try {
+        files = await filesUnder(path);
+      } catch {
+        throw new ExternalTrainerError(`the trainer exited 0 but did not write {${name}} (${path})`, 0, [...logTail]);
+      }
+      uploaded[name] = [];
+      for (const file of files) {
+        const target = file === path ? key : `${key.replace(/\/+$/, '')}/${relative(path, file).split('\\').join('/')}`;
+        await options.store.uploadFile(target, file);
+        uploaded[name].push(target);
+      }
+    }
+    return { uploaded, logTail: [...logTail] };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * A critic behind an HTTP endpoint, with this tiny JSON protocol ("webrl.critic/1"):
+ *
+ *   POST {baseURL}/values      Content-Type: application/json   [Authorization: Bearer <key>]
+ *   { "protocol": "webrl.critic/1",
+ *     "states": [ { "intent": "...", "history": ["<raw action output>", ...],
+ *                   "observation": { "url": "...", "title": "...", "html": "<simplified html>" } } ] }
+ *   200 -> { "values": [ [v1, v2] | [v], ... ] }     one entry per state, each value in [0, 1]
+ *
+ * States go in batches of `batchSize`. 408/409/429/5xx, timeouts, connection failures and replies that
+ * break the protocol are retried (bounded); other statuses fail at once. The key comes from the
+ * environment variable `apiKeyEnv` and is sent only as the Authorization header.
+ */
+import { z } from 'zod';
+import { criticValues, type CriticValues, type StateValueFunction } from '../critic';
+import type { ModelState } from '../state';
+import { HttpStatusError, MalformedReplyError, withRetries, type RetryOptions } from './retry';
+
+export const CRITIC_PROTOCOL = 'webrl.critic/1';
+
+export interface HttpCriticOptions extends RetryOptions {
+  /** e.g. http://127.0.0.1:8100 (the request goes to `${baseURL}/values`). */
+  baseURL: string;
+  apiKeyEnv?: string;
+  timeoutMs?: number;
+  batchSize?: number;
+}
+
+const probability = z.number().min(0).max(1);
+const replySchema = z.object({ values: z.array(z.union([z.tuple([probability, probability]), z.tuple([probability])])) });
+
+export function criticRequest(states: readonly ModelState[]) {
+  return {
+    protocol: CRITIC_PROTOCOL,
+    states: states.map((state) => ({
+      intent: state.intent,
+      history: state.history.map((round) => round.response),
+      observation: { url: state.observation.url, title: state.observation.title, html: state.observation.html },
+    })),
+  };
+}
+
+export function createHttpCritic(options: HttpCriticOptions): StateValueFunction {
+  const url = `${options.baseURL.replace(/\/+$/, '')}/values`;
+  const key = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
+
+  async function post(states: readonly ModelState[]): Promise<CriticValues[]> {
+    return withRetries(
+      `critic values from ${url}`,
+      async () => {
+        const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
+        const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+        const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(criticRequest(states)), signal });
+        const text = await response.text();
+        if (!response.ok) throw new HttpStatusError(response.status, `HTTP ${response.status}: ${text.slice(0, 200)}`);
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          throw new MalformedReplyError(`the reply is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+        }
+        const parsed = replySchema.safeParse(json);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw new MalformedReplyError(`the reply breaks ${CRITIC_PROTOCOL}: ${issue?.path.join('.') || '(reply)'}: ${issue?.message ?? 'invalid'}`);
+        }
+        if (parsed.data.values.length !== states.length) {
+          throw new MalformedReplyError(`the reply has ${parsed.data.values.length} values for ${states.length} states`);
+        }
+        return parsed.data.values.map((entry) => criticValues(entry[0], entry[1] ?? entry[0]));
+      },
+      options,
+    );
+  }
+
+  return {
+    async values(states) {
+      const batchSize = options.batchSize ?? 32;
+      const out: CriticValues[] = [];
+      for (let i = 0; i < states.length; i += batchSize) out.push(...(await post(states.slice(i, i + batchSize))));
+      return out;
+    },
+  };
+}

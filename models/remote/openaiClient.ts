@@ -1,0 +1,30 @@
+/**
+ * The OpenAI-compatible client every remote backend uses: the key comes from an environment variable
+ * (never from a file, never logged), the SDK's own retries are off because `withRetries` counts them,
+ * and each request has a timeout.
+ */
+import OpenAI from 'openai';
+
+export interface EndpointOptions {
+  /** e.g. http://127.0.0.1:8000/v1 */
+  baseURL: string;
+  model: string;
+  /** The environment variable holding the API key (default OPENAI_API_KEY); keyless servers get a placeholder. */
+  apiKeyEnv?: string;
+  /** Per request (default 120 s). */
+  timeoutMs?: number;
+}
+
+export function createClient(options: EndpointOptions): OpenAI {
+  return new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] || 'EMPTY',
+    timeout: options.timeoutMs ?? 120_000,
+    maxRetries: 0,
+  });
+}
+
+/** `what` for error messages: the endpoint and model, nothing secret. */
+export function describeEndpoint(options: EndpointOptions): string {
+  return `${options.baseURL} (model ${options.model})`;
+}

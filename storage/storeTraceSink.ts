@@ -1,0 +1,34 @@
+/**
+ * Trajectories streamed to the artifact store: one JSONL object per trajectory under a prefix
+ * (e.g. campaigns/<id>/phase-<k>/traces/<shard>/), screenshots beside them. A retried episode writes
+ * the same key again, so a trajectory is never stored twice.
+ */
+import type { TraceSink } from '../browser/traces';
+import type { ArtifactStore } from './artifactStore';
+
+function safeName(traceId: string): string {
+  return traceId.replace(/[^\w.=-]/g, '_');
+}
+
+export class StoreTraceSink implements TraceSink {
+  constructor(
+    private readonly store: ArtifactStore,
+    private readonly prefix: string,
+  ) {}
+
+  keyOf(traceId: string): string {
+    return `${this.prefix}${safeName(traceId)}.jsonl`;
+  }
+
+  async writeTrajectory(traceId: string, rows: AsyncIterable<object> | Iterable<object>): Promise<{ key: string }> {
+    const key = this.keyOf(traceId);
+    await this.store.writeJsonl(key, rows);
+    return { key };
+  }
+
+  async writeScreenshot(traceId: string, index: number, png: Uint8Array): Promise<{ key: string }> {
+    const key = `${this.prefix}${safeName(traceId)}/step-${index}.png`;
+    await this.store.putBytes(key, Buffer.from(png), 'image/png');
+    return { key };
+  }
+}

@@ -1,0 +1,80 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { registerRolloutCommand } from '../../cli/rollout';
+import type { EpisodeOutcome } from '../../browser/episode';
+import { readTraceFile } from '../../browser/traces';
+import { shopTasks } from './fixtures/shop';
+import { SITE_DIR } from './helpers';
+
+let dir: string;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'webrl-rollout-cli-'));
+});
+
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+  process.exitCode = 0;
+});
+
+/** Runs `webrl rollout ...` in-process, capturing what it prints. */
+async function rollout(args: string[], deps: Parameters<typeof registerRolloutCommand>[1] = {}): Promise<string[]> {
+  const program = new Command('webrl').exitOverride();
+  registerRolloutCommand(program, deps);
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...parts: unknown[]) => void lines.push(parts.join(' '));
+  try {
+    await program.parseAsync(['rollout', ...args], { from: 'user' });
+  } finally {
+    console.log = log;
+  }
+  return lines;
+}
+
+describe('webrl rollout', () => {
+  test('runs a task file on served fixture pages and writes traces, outcomes and a summary', async () => {
+    // The plain task format: the shop tasks without their test-only cart expectation.
+    const tasks = shopTasks(4).map(({ expected_cart: _cart, ...task }) => task);
+    const tasksFile = join(dir, 'tasks.json');
+    await writeFile(tasksFile, JSON.stringify(tasks));
+    const out = join(dir, 'out');
+    const printed = await rollout(['--tasks', tasksFile, '--policy', 'oracle', '--concurrency', '2', '--out', out, '--serve', SITE_DIR]);
+
+    assert.equal(printed.filter((l) => l.startsWith('PASS task shop-')).length, 4, printed.join('\n'));
+    assert.match(printed.join('\n'), /4 episodes: 4 passed, mean score 1\.000, 0 infrastructure failures/);
+    const outcomes = (await readFile(join(out, 'outcomes.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as EpisodeOutcome);
+    assert.deepEqual(outcomes.map((o) => o.taskId).sort(), ['shop-0', 'shop-1', 'shop-2', 'shop-3']);
+    const summary = JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')) as { episodes: number; passed: number; reasons: Record<string, number> };
+    assert.deepEqual([summary.episodes, summary.passed, summary.reasons], [4, 4, { exit: 4 }]);
+    assert.deepEqual((await readdir(join(out, 'traces'))).sort(), ['shop-0.jsonl', 'shop-1.jsonl', 'shop-2.jsonl', 'shop-3.jsonl']);
+    const trace = await readTraceFile(join(out, 'traces', 'shop-0.jsonl'));
+    assert.equal(trace[0]!.target, tasks[0]!.intent);
+  });
+
+  test('the environment is pluggable and the random policy runs without oracle plans', async () => {
+    const tasksFile = join(dir, 'plain.json');
+    await writeFile(tasksFile, JSON.stringify([{ task_id: 1, intent: 'Look around', start_url: 'index.html' }]));
+    const seen: string[] = [];
+    const printed = await rollout(['--tasks', tasksFile, '--policy', 'random', '--max-steps', '3', '--out', join(dir, 'random'), '--serve', SITE_DIR], {
+      createEnvironment: ({ baseUrl, tasks }) => ({
+        async prepareEpisode(_context, task) {
+          seen.push(`${task.task_id}@${tasks.length}`);
+          return { startUrl: `${baseUrl}/${task.start_url}`, evaluate: async () => 0.5, dispose: async () => undefined };
+        },
+      }),
+    });
+    assert.deepEqual(seen, ['1@1']);
+    assert.match(printed.join('\n'), /FAIL task 1: score 0\.5/);
+  });
+
+  test('the oracle policy refuses tasks without a plan', async () => {
+    const tasksFile = join(dir, 'noplan.json');
+    await writeFile(tasksFile, JSON.stringify([{ task_id: 'a', intent: 'x', start_url: 'http://127.0.0.1:9/' }]));
+    await assert.rejects(rollout(['--tasks', tasksFile, '--out', join(dir, 'noplan')]), /needs an oracle plan; tasks without one: a/);
+  });
+});

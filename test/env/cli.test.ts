@@ -1,0 +1,62 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Command } from 'commander';
+import { registerEnvCommands } from '../../cli/env';
+import { registerTaskCommands } from '../../cli/tasks';
+
+const LITE_FILE = new URL('../../../shared/data/webarena-lite/test_webarena_lite.raw.json', import.meta.url).pathname;
+
+/** Runs `webrl ARGS` with the env and tasks commands; returns what it printed and the exit code. */
+async function webrl(...args: string[]): Promise<{ out: string; err: string; exitCode: number }> {
+  const program = new Command('webrl').exitOverride();
+  registerEnvCommands(program);
+  registerTaskCommands(program);
+  const out: string[] = [];
+  const err: string[] = [];
+  const { log, error } = console;
+  const previousExitCode = process.exitCode;
+  console.log = (...parts: unknown[]) => void out.push(parts.join(' '));
+  console.error = (...parts: unknown[]) => void err.push(parts.join(' '));
+  process.exitCode = 0;
+  try {
+    await program.parseAsync(['node', 'webrl', ...args]);
+    return { out: out.join('\n'), err: err.join('\n'), exitCode: Number(process.exitCode ?? 0) };
+  } finally {
+    console.log = log;
+    console.error = error;
+    process.exitCode = previousExitCode;
+  }
+}
+
+describe('CLI', () => {
+  test('tasks validate prints counts per site and eval type for the WebArena-Lite file', async () => {
+    const { out, exitCode } = await webrl('tasks', 'validate', LITE_FILE);
+    assert.equal(exitCode, 0);
+    assert.match(out, /165 tasks, all evaluators built/);
+    assert.match(out, /shopping_admin\s+36/);
+    assert.match(out, /string_match\s+80/);
+  });
+
+  test('tasks validate exits non-zero naming the task and field of a bad file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-cli-'));
+    try {
+      const bad = join(dir, 'bad.json');
+      await writeFile(bad, JSON.stringify([{ sites: ['reddit'], task_id: 3, start_url: '__REDDIT__', intent: 'x', eval: { eval_types: ['string_match', 'visual_match'] } }]));
+      const { err, exitCode } = await webrl('tasks', 'validate', bad);
+      assert.equal(exitCode, 1);
+      assert.match(err, /task 3: eval\.eval_types\[1\]/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('env tasks lists one split, filtered by site', async () => {
+    const { out } = await webrl('env', 'tasks', '--split', 'test', '--site', 'reddit');
+    const lines = out.split('\n').filter((l) => / t\d{3} /.test(l));
+    assert.ok(lines.length > 0 && lines.every((l) => l.includes(' reddit ')));
+    assert.match(out, /tasks \(test split, seed \d+, site reddit\)$/);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * The external trainer runner against a small script standing in for a GPU trainer: inputs staged from
+ * the store, outputs uploaded back, logs streamed, PROGRESS lines turned into callbacks, and failures
+ * (non-zero exit, timeout, missing output, bad template, missing program) reported clearly.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ExternalTrainerError, runExternalTrainer, splitCommand, type FileStore } from '../../models/remote/externalTrainer';
+
+const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fakeTrainer.mjs');
+
+/** An in-memory artifact store. */
+function memoryStore(objects: Record<string, string>): FileStore & { objects: Map<string, string> } {
+  const map = new Map(Object.entries(objects));
+  return {
+    objects: map,
+    async downloadFile(key, path) {
+      const body = map.get(key);
+      if (body === undefined) throw new Error(`no object ${key}`);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, body);
+    },
+    async uploadFile(key, path) {
+      map.set(key, await readFile(path, 'utf8'));
+    },
+  };
+}
+
+const command = (mode: string) => `${process.execPath} '${SCRIPT}' --data {data} --out {out} --mode ${mode}`;
+const inputs = { data: 'campaigns/c/phase-1/experience.jsonl' };
+const outputs = { out: 'campaigns/c/phase-1/checkpoints/actor' };
+const store = () => memoryStore({ 'campaigns/c/phase-1/experience.jsonl': '{"a":1}\n{"a":2}\n{"a":3}\n' });
+
+async function trainerDirs(): Promise<string[]> {
+  return (await readdir(tmpdir())).filter((name) => name.startsWith('webrl-trainer-'));
+}
+
+describe('external trainer', () => {
+  test('stages inputs, streams logs and progress, uploads the output directory', async () => {
+    const before = await trainerDirs();
+    const files = store();
+    const logs: [string, string][] = [];
+    const progress: number[] = [];
+    const result = await runExternalTrainer({
+      command: command('ok'),
+      inputs,
+      outputs,
+      store: files,
+      env: { WEBRL_TRAINER_FLAG: 'on' },
+      onLog: (line, stream) => logs.push([stream, line]),
+      onProgress: (fraction) => progress.push(fraction),
+    });
+    assert.deepEqual(progress, [0.25, 0.5, 1]);
+    assert.ok(logs.some(([stream, line]) => stream === 'stdout' && line === 'loaded 3 examples'));
+    assert.ok(logs.some(([stream, line]) => stream === 'stderr' && line === 'warming up (stderr)'));
+    assert.ok(logs.some(([, line]) => line === 'seen env: on'));
+    assert.deepEqual(result.uploaded.out, ['campaigns/c/phase-1/checkpoints/actor/model.onnx', 'campaigns/c/phase-1/checkpoints/actor/tokenizer/vocab.json']);
+    assert.equal(files.objects.get('campaigns/c/phase-1/checkpoints/actor/model.onnx'), 'weights for 3 examples');
+    assert.deepEqual(await trainerDirs(), before, 'the temporary directory is removed');
+  });
+
+  test('a non-zero exit is a clear failure with the last log lines', async () => {
+    await assert.rejects(runExternalTrainer({ command: command('fail'), inputs, outputs, store: store() }), (error: unknown) => {
+      assert.ok(error instanceof ExternalTrainerError);
+      assert.equal(error.exitCode, 3);
+      assert.match(error.message, /exited with code 3; last lines:[\s\S]*CUDA out of memory/);
+      return true;
+    });
+  });
+
+  test('a trainer past its time limit is killed; a cancelled one too', async () => {
+    await assert.rejects(runExternalTrainer({ command: command('hang'), inputs, outputs, store: store(), timeoutMs: 300 }), /ran past its 300 ms limit/);
+    const controller = new AbortController();
+    await assert.rejects(
+      runExternalTrainer({ command: command('hang'), inputs, outputs, store: store(), signal: controller.signal, onLog: (line) => line.startsWith('loaded') && controller.abort() }),
+      /was cancelled/,
+    );
+  });
+
+  test('a missing output, an unknown placeholder, a missing program, a missing input', async () => {
+    await assert.rejects(runExternalTrainer({ command: command('no-output'), inputs, outputs, store: store() }), /exited 0 but did not write \{out\}/);
+    await assert.rejects(runExternalTrainer({ command: `${command('ok')} --init {actor}`, inputs, outputs, store: store() }), /names \{actor\}, which is neither an input nor an output/);
+    await assert.rejects(runExternalTrainer({ command: '/nonexistent/python train.py {data}', inputs, outputs, store: store() }), /cannot start the trainer "\/nonexistent\/python"/);
+    await assert.rejects(runExternalTrainer({ command: command('ok'), inputs: { data: 'missing.jsonl' }, outputs, store: store() }), /no object missing\.jsonl/);
+  });
+
+  test('command templates split like a shell would, without one', () => {
+    assert.deepEqual(splitCommand(`python  "my train.py" --lr '1e-6' --x={data}`), ['python', 'my train.py', '--lr', '1e-6', '--x={data}']);
+    assert.deepEqual(splitCommand(`a '' b`), ['a', '', 'b']);
+    assert.throws(() => splitCommand(`python 'open`), /unclosed '/);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The featurizer and the candidate generator: fixed hashing (a changed hash must bump the version),
+ * fixed-width padded rows, determinism, and the candidate actions a state offers.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Observation } from '../../browser/contract';
+import { buildCandidates, CANDIDATE_LIMITS } from '../../models/candidates';
+import {
+  ACTOR_ROW_WIDTH,
+  FEATURE_DIM,
+  FEATURIZER_VERSION,
+  STATE_ROW_WIDTH,
+  featureIndex,
+  featurizeCandidates,
+  featurizeOutcomes,
+  featurizeStates,
+} from '../../models/featurizer';
+import type { ModelState } from '../../models/state';
+import { intentPhrases, pageTextSegments, quotedSpans } from '../../models/text';
+import { render } from './fixtures/shop';
+
+const formPage: Observation = {
+  url: 'http://shop.test/account/address?tab=edit',
+  title: 'Edit address',
+  html:
+    '<html> <body> <input id="0" type="text" placeholder="Street" data-bbox="10,40,300,30"> </input> <select id="1" data-bbox="10,90,300,30"> Country <option> Canada </option> <option> France </option> <option> </option> </select> ' +
+    '<p> Total: </p> <p> $1,204.50 </p> <button id="2" data-bbox="10,140,100,30"> Save &amp; close </button> </body> </html>',
+  elements: [
+    { id: 0, tag: 'input', text: '', attributes: { type: 'text', placeholder: 'Street' }, bbox: [10, 40, 300, 30] },
+    { id: 1, tag: 'select', text: 'Country', attributes: {}, bbox: [10, 90, 300, 30], options: ['Canada', 'France', ''] },
+    { id: 2, tag: 'button', text: 'Save & close', attributes: {}, bbox: [10, 140, 100, 30] },
+  ],
+};
+
+const state = (intent: string, observation: Observation = formPage): ModelState => ({ intent, history: [], observation });
+
+describe('hashing', () => {
+  test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/1');
+    assert.equal(FEATURE_DIM, 2 ** 18);
+    assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
+  });
+
+  test('never uses the padding index 0 and stays below the dimension', () => {
+    for (let i = 0; i < 20_000; i++) {
+      const index = featureIndex(`feature-${i}`);
+      assert.ok(index >= 1 && index < FEATURE_DIM);
+    }
+  });
+});
+
+describe('rows', () => {
+  test('are [n, width], padded with (0, 0), identical for identical input', () => {
+    const s = state('Change the country to "France" and save');
+    const candidates = buildCandidates(s.intent, s.observation);
+    const a = featurizeCandidates(s, candidates);
+    const b = featurizeCandidates(structuredClone(s), buildCandidates(s.intent, s.observation));
+    assert.deepEqual([a.rows, a.width, a.indices.length], [candidates.length, ACTOR_ROW_WIDTH, candidates.length * ACTOR_ROW_WIDTH]);
+    assert.deepEqual(a.indices, b.indices);
+    assert.deepEqual(a.values, b.values);
+    for (let r = 0; r < a.rows; r++) {
+      const row = Array.from(a.indices.subarray(r * a.width, (r + 1) * a.width));
+      const used = row.findIndex((index) => index === 0);
+      if (used >= 0) assert.ok(row.slice(used).every((index, k) => index === 0 && a.values[r * a.width + used + k] === 0));
+      assert.equal(new Set(row.filter((index) => index !== 0)).size, row.filter((index) => index !== 0).length, 'no index twice in a row');
+    }
+    const states = featurizeStates([s, s]);
+    const outcomes = featurizeOutcomes([s]);
+    assert.deepEqual([states.width, outcomes.width], [STATE_ROW_WIDTH, STATE_ROW_WIDTH]);
+    assert.deepEqual(states.indices.subarray(0, STATE_ROW_WIDTH), states.indices.subarray(STATE_ROW_WIDTH));
+  });
+
+  test('candidates of one state differ in their features; history changes the state row', () => {
+    const s = state('What is the total?');
+    const candidates = buildCandidates(s.intent, s.observation);
+    const rows = featurizeCandidates(s, candidates);
+    const rowOf = (key: string) => {
+      const r = candidates.findIndex((c) => c.key === key);
+      return Array.from(rows.indices.subarray(r * rows.width, (r + 1) * rows.width)).join(',');
+    };
+    const keys = ['do(action="Click", element="0")', 'do(action="Click", element="2")', 'do(action="Hover", element="2")', 'exit(message="")', 'exit(message="$1,204.50")', 'do(action="Scroll Down")'];
+    assert.equal(new Set(keys.map(rowOf)).size, keys.length);
+    const later: ModelState = { ...s, history: [{ response: 'do(action="Scroll Down")', action: { kind: 'Scroll Down' } }] };
+    assert.notDeepEqual(featurizeStates([s]).indices, featurizeStates([later]).indices);
+  });
+});
+
+describe('candidates', () => {
+  test('offer clicks, typed intent phrases, options, page actions and exit answers from the page', () => {
+    const keys = buildCandidates('Change the country to "France" and set the street to 12 Rue Cler', formPage).map((c) => c.key);
+    for (const expected of [
+      'do(action="Click", element="2")',
+      'do(action="Hover", element="1")',
+      'do(action="Type", argument="France", element="0")',
+      'do(action="Search", argument="12 Rue Cler", element="0")',
+      'do(action="Select Dropdown Option", argument="France", element="1")',
+      'do(action="Scroll Down")',
+      'do(action="Go Backward")',
+      'exit(message="")',
+      'exit(message="$1,204.50")',
+      'exit(message="Save & close")',
+    ]) {
+      assert.ok(keys.includes(expected), `missing ${expected}`);
+    }
+    assert.ok(!keys.some((key) => key.includes('action="Type"') && key.includes('element="2"')), 'buttons are not typed into');
+    assert.ok(!keys.includes('do(action="Select Dropdown Option", argument="", element="1")'));
+    assert.equal(new Set(keys).size, keys.length);
+  });
+
+  test('the shop product page offers its price as an answer', () => {
+    const page = render({ kind: 'product', slug: 'blue-kettle', added: false });
+    const candidates = buildCandidates('What is the price of "Blue Kettle"?', page);
+    const price = candidates.find((c) => c.action.kind === 'exit' && /^\$\d/.test(c.action.message));
+    assert.equal(price?.label, 'Price');
+  });
+
+  test('intent phrases and page text', () => {
+    assert.deepEqual(quotedSpans(`Find "red shoes" and 'blue hats' but not customer's`), ['red shoes', 'blue hats']);
+    const phrases = intentPhrases('Search for wireless headphones under $50', { maxNgram: 3, maxPhraseWords: 8, limit: 40 }).map((p) => p.text);
+    assert.equal(phrases[0], 'wireless headphones under $50');
+    assert.ok(phrases.includes('wireless headphones'));
+    assert.ok(!phrases.includes('for wireless'), 'n-grams never start with a stop word');
+    assert.ok(intentPhrases('a b c d e f g h i j k l m n o p q r s t u v w x y z', { maxNgram: 5, maxPhraseWords: 8, limit: CANDIDATE_LIMITS.maxArguments }).length <= CANDIDATE_LIMITS.maxArguments);
+    assert.deepEqual(pageTextSegments('<p> Total: </p> <b>$3 &amp; 4&#39;s</b>'), ['Total:', "$3 & 4's"]);
+  });
+});
