@@ -5,10 +5,16 @@
  *   - campaign.curriculum_gain_minus_ablation: that gain minus the ablation's, in points;
  *   - campaign.overhead_ratio: campaign wall time / time during which at least one activity executed
  *     (parallel shards count once), i.e. what orchestration adds around the work.
- * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 60] [--test-tasks 60]
+ *   - campaign.history_max_events: the largest history of any run of a campaign of many tiny phases.
+ * Each seed's ablation continues from its curriculum campaign's SFT phase (`--from`), so both arms
+ * start from the same phase 0. Episodes are capped at --max-steps (15 here, WebRL uses 30) to keep
+ * the run in the tens of minutes on a laptop.
+ * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 40] [--test-tasks 50]
+ *   [--demo-tasks 100] [--max-steps 15] [--history-phases 20]
  */
 import { parseArgs } from 'node:util';
-import { campaignWorkflowId, startCampaign } from '../campaign/control';
+import { campaignWorkflowId, startCampaign, type ForkPoint } from '../campaign/control';
+import type { Config } from '../config/schema';
 import { parseConfig } from '../config/load';
 import { freePort } from '../infra/processes';
 import { startTestStack } from '../test/harness/stack';
@@ -19,13 +25,16 @@ const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '3' },
     phases: { type: 'string', default: '3' },
-    tasks: { type: 'string', default: '60' },
-    'test-tasks': { type: 'string', default: '60' },
-    'demo-tasks': { type: 'string', default: '150' },
+    tasks: { type: 'string', default: '40' },
+    'test-tasks': { type: 'string', default: '50' },
+    'demo-tasks': { type: 'string', default: '100' },
+    'max-steps': { type: 'string', default: '15' },
+    'history-phases': { type: 'string', default: '20' },
   },
 });
 const seeds = Number(values.seeds);
 const phases = Number(values.phases);
+const historyPhases = Number(values['history-phases']);
 
 interface Interval {
   start: number;
@@ -55,62 +64,90 @@ const millis = (time: unknown) => {
 const stack = await startTestStack();
 const client = await stack.client();
 const sitePorts = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
+
+function campaignConfig(name: string, seed: number, campaign: Record<string, unknown>) {
+  return parseConfig({
+    campaign: { name, seed, ...campaign },
+    stack: { dataDir: stack.dir, temporalPort: stack.config.stack.temporalPort, minioPort: stack.config.stack.minioPort },
+    s3: { bucket: stack.config.s3.bucket },
+    sites: { ports: sitePorts },
+  });
+}
+
+/** Runs a campaign to the end; returns its progress, wall time and the time its activities covered. */
+async function runCampaign(config: Config, from?: ForkPoint): Promise<{ result: CampaignProgress; wall: number; busy: number; maxEvents: number }> {
+  const started = Date.now();
+  const handle = await startCampaign(client, stack.store, config, from ? { from } : {});
+  const result = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
+  const wall = Date.now() - started;
+  const intervals: Interval[] = [];
+  let maxEvents = 0;
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(config.campaign.name)}'` })) {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    maxEvents = Math.max(maxEvents, history.events?.length ?? 0);
+    const startedAt = new Map<string, number>();
+    for (const event of history.events ?? []) {
+      if (event.activityTaskStartedEventAttributes) startedAt.set(String(event.activityTaskStartedEventAttributes.scheduledEventId), millis(event.eventTime));
+      const done = event.activityTaskCompletedEventAttributes;
+      if (done) intervals.push({ start: startedAt.get(String(done.scheduledEventId))!, end: millis(event.eventTime) });
+    }
+  }
+  return { result, wall, busy: covered(intervals), maxEvents };
+}
+
 const curves: Record<'on' | 'off', number[][]> = { on: [], off: [] };
 let wall = 0;
 let busy = 0;
+let historyEvents = 0;
+// One all-in-one worker for every campaign: activities read each campaign's own frozen config.
+const stop = new AbortController();
+const workers = runWorkers({ config: campaignConfig('bench-worker', 1, {}), secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
 try {
-  for (const curriculum of [true, false]) {
-    for (let seed = 1; seed <= seeds; seed++) {
-      const name = `bench-${curriculum ? 'curriculum' : 'ablation'}-${seed}`;
-      const config = parseConfig({
-        campaign: {
-          name,
-          seed,
-          phases,
-          phase: { tasksPerPhase: Number(values.tasks), curriculum },
-          environment: { testTasks: Number(values['test-tasks']), demonstrationTasks: Number(values['demo-tasks']) },
-        },
-        stack: { dataDir: stack.dir, temporalPort: stack.config.stack.temporalPort, minioPort: stack.config.stack.minioPort },
-        s3: { bucket: stack.config.s3.bucket },
-        sites: { ports: sitePorts },
-      });
-      const stop = new AbortController();
-      const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
-      const started = Date.now();
-      const handle = await startCampaign(client, stack.store, config);
-      const result = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
-      wall += Date.now() - started;
-      stop.abort();
-      await workers;
-      const intervals: Interval[] = [];
-      for await (const run of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(name)}'` })) {
-        const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-        const startedAt = new Map<string, number>();
-        for (const event of history.events ?? []) {
-          if (event.activityTaskStartedEventAttributes) startedAt.set(String(event.activityTaskStartedEventAttributes.scheduledEventId), millis(event.eventTime));
-          const done = event.activityTaskCompletedEventAttributes;
-          if (done) intervals.push({ start: startedAt.get(String(done.scheduledEventId))!, end: millis(event.eventTime) });
-        }
-      }
-      busy += covered(intervals);
-      const curve = result.history.map((h) => h.successRate);
+  const phase = { tasksPerPhase: Number(values.tasks) };
+  const environment = { testTasks: Number(values['test-tasks']), demonstrationTasks: Number(values['demo-tasks']), maxSteps: Number(values['max-steps']) };
+  for (let seed = 1; seed <= seeds; seed++) {
+    // The ablation continues from the curriculum campaign's SFT phase: the same phase 0, computed once.
+    const curriculumName = `bench-curriculum-${seed}`;
+    for (const curriculum of [true, false]) {
+      const name = curriculum ? curriculumName : `bench-ablation-${seed}`;
+      const config = campaignConfig(name, seed, { phases, phase: { ...phase, curriculum }, environment });
+      const run = await runCampaign(config, curriculum ? undefined : { campaign: curriculumName, phase: 0 });
+      wall += run.wall;
+      busy += run.busy;
+      const curve = run.result.history.map((h) => h.successRate);
       curves[curriculum ? 'on' : 'off'].push(curve);
-      console.log(`${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')}`);
+      console.log(`${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')} (${(run.wall / 1000).toFixed(0)} s)`);
     }
   }
+  if (historyPhases > 0) {
+    // History bound: many tiny phases; continue-as-new keeps every run's history small.
+    const config = campaignConfig('bench-history', 1, {
+      phases: historyPhases,
+      phase: { tasksPerPhase: 2, rolloutShardSize: 1, criticBand: [0, 1] },
+      environment: { testTasks: 2, demonstrationTasks: 4, maxSteps: 4 },
+      training: { sftEpochs: 1, ormEpochs: 1, criticEpochs: 1, actorEpochs: 1 },
+    });
+    const run = await runCampaign(config);
+    historyEvents = run.maxEvents;
+    console.log(`bench-history: ${run.result.history.length} phases in ${(run.wall / 1000).toFixed(0)} s, largest run history ${historyEvents} events`);
+  }
 } finally {
+  stop.abort();
+  await workers;
   await stack.stop();
 }
-
-const meanCurve = (runs: number[][]) => runs[0]!.map((_, phase) => runs.reduce((sum, run) => sum + run[phase]!, 0) / runs.length);
-const on = meanCurve(curves.on);
-const off = meanCurve(curves.off);
-console.log('\nphase  curriculum  ablation');
-on.forEach((rate, phase) => console.log(`${String(phase).padStart(5)}  ${(100 * rate).toFixed(1).padStart(9)}%  ${(100 * off[phase]!).toFixed(1).padStart(7)}%`));
-const gainOn = 100 * (on[on.length - 1]! - on[0]!);
-const gainOff = 100 * (off[off.length - 1]! - off[0]!);
-on.forEach((rate, phase) => console.log(`BENCH campaign.success.curriculum.phase${phase} ${(100 * rate).toFixed(2)} %`));
-off.forEach((rate, phase) => console.log(`BENCH campaign.success.ablation.phase${phase} ${(100 * rate).toFixed(2)} %`));
-console.log(`BENCH campaign.gain_over_sft ${gainOn.toFixed(2)} points`);
-console.log(`BENCH campaign.curriculum_gain_minus_ablation ${(gainOn - gainOff).toFixed(2)} points`);
-console.log(`BENCH campaign.overhead_ratio ${(wall / busy).toFixed(3)} x`);
+if (seeds > 0) {
+  const meanCurve = (runs: number[][]) => runs[0]!.map((_, phase) => runs.reduce((sum, run) => sum + run[phase]!, 0) / runs.length);
+  const on = meanCurve(curves.on);
+  const off = meanCurve(curves.off);
+  console.log('\nphase  curriculum  ablation');
+  on.forEach((rate, phase) => console.log(`${String(phase).padStart(5)}  ${(100 * rate).toFixed(1).padStart(9)}%  ${(100 * off[phase]!).toFixed(1).padStart(7)}%`));
+  const gainOn = 100 * (on[on.length - 1]! - on[0]!);
+  const gainOff = 100 * (off[off.length - 1]! - off[0]!);
+  on.forEach((rate, phase) => console.log(`BENCH campaign.success.curriculum.phase${phase} ${(100 * rate).toFixed(2)} %`));
+  off.forEach((rate, phase) => console.log(`BENCH campaign.success.ablation.phase${phase} ${(100 * rate).toFixed(2)} %`));
+  console.log(`BENCH campaign.gain_over_sft ${gainOn.toFixed(2)} points`);
+  console.log(`BENCH campaign.curriculum_gain_minus_ablation ${(gainOn - gainOff).toFixed(2)} points`);
+  console.log(`BENCH campaign.overhead_ratio ${(wall / busy).toFixed(3)} x`);
+}
+if (historyPhases > 0) console.log(`BENCH campaign.history_max_events.phases${historyPhases} ${historyEvents} events`);

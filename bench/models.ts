@@ -6,8 +6,10 @@
  *    0.15, 0.3 or 0.5, by task) add failures.
  * 2. SFT actor: success on the whole embedded test split, greedy, next to the random policy (on a
  *    sample of the test split) and the oracle.
- * 3. ORM: trained on the train-task trajectories, accuracy against the evaluator's labels on the
- *    held-out (test-task) trajectories of step 2 (SFT + oracle + random).
+ * 3. ORM: trained on the train-task trajectories (oracle, noisy oracle, and the SFT actor's own
+ *    rollouts sampled at temperature 0.5 on the noisy-oracle tasks, as WebRL trains its ORM on the
+ *    agent's labelled trajectories), accuracy against the evaluator's labels on the held-out
+ *    (test-task) trajectories of step 2 (SFT + oracle + random), overall and per policy.
  * 4. Critic: trained on Monte-Carlo-return labels (gamma 0.9) of the train-task trajectories, ROC AUC
  *    on the held-out states.
  * 5. Batched onnxruntime throughput of the actor (candidate rows/s, featurizing excluded) and of the
@@ -197,6 +199,7 @@ try {
   log(`SFT: ${demonstrations.length} demonstrations, metrics ${JSON.stringify(sft.metrics)}`);
   const actor = new Actor(await loadModel(outPath('actor-sft'), { kind: 'actor' }));
 
+  const sftTrain = await rollouts('SFT actor (sampled) on train tasks', noisyTasks, () => createActorPolicy(actor, { mode: 'sample', temperature: 0.5, seed: SEED }));
   const sftTest = await rollouts('SFT actor (greedy) on the test split', splits.test, () => createActorPolicy(actor, { mode: 'greedy' }));
   const oracleTest = await rollouts('oracle on the test split', splits.test, () => createOraclePolicy());
   const randomTest = await rollouts('random policy on test tasks', splits.test.slice(0, RANDOM_TASKS), () => createRandomPolicy({ seed: SEED }));
@@ -205,7 +208,7 @@ try {
   report('models.actor.oracle_test_success', successRate(oracleTest), `ratio (${oracleTest.length} test tasks)`);
   report('models.actor.sft_demo_coverage', sft.metrics.coveredDemonstrations ?? 0, 'ratio (demonstrated actions among the candidates)');
 
-  const trainTrajectories = [...oracleTrain, ...noisyTrain];
+  const trainTrajectories = [...oracleTrain, ...noisyTrain, ...sftTrain];
   const heldOut = [...sftTest, ...oracleTest, ...randomTest];
   const orm = await timedTrain({
     objective: 'orm',
@@ -221,6 +224,16 @@ try {
     heldOut.map((t) => t.success),
   );
   report('models.orm.heldout_accuracy', ormAccuracy, `ratio (${heldOut.length} held-out trajectories, ${heldOut.filter((t) => t.success).length} successful)`);
+  let offset = 0;
+  for (const [policy, trajectories] of [['sft', sftTest], ['oracle', oracleTest], ['random', randomTest]] as const) {
+    const own = verdicts.slice(offset, offset + trajectories.length);
+    offset += trajectories.length;
+    const score = accuracy(
+      own.map((v) => v.pYes),
+      trajectories.map((t) => t.success),
+    );
+    report(`models.orm.heldout_accuracy.${policy}`, score, `ratio (${trajectories.length} trajectories, ${trajectories.filter((t) => t.success).length} successful)`);
+  }
 
   const critic = await timedTrain({
     objective: 'critic',

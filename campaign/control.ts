@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Config } from '../config/schema';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
+import { phaseManifestKey, type PhaseManifestData } from './manifest';
 import {
   campaignWorkflow,
   pauseSignal,
@@ -18,7 +19,7 @@ import {
   updateSettingsUpdate,
   type CampaignWorkflowInput,
 } from '../workflows/campaign';
-import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';
+import type { CampaignProgress, CarryOver, PhaseSettings, PhaseSummary } from '../workflows/campaignTypes';
 import { CAMPAIGN_ID, PHASE, STATUS, SUCCESS_RATE } from '../workflows/searchAttributes';
 
 export class CampaignError extends Error {
@@ -62,13 +63,63 @@ export function initialCampaignInput(config: Config, configKey: string): Campaig
   };
 }
 
-export async function startCampaign(client: Client, store: ArtifactStore, config: Config): Promise<WorkflowHandle<typeof campaignWorkflow>> {
+/** A published phase of another campaign that a new campaign continues from. */
+export interface ForkPoint {
+  campaign: string;
+  phase: number;
+}
+
+/** `<campaign>:<phase>`, as the CLI takes it. */
+export function parseForkPoint(text: string): ForkPoint {
+  const match = /^(.+):(\d+)$/.exec(text);
+  if (!match) throw new CampaignError(`--from: expected <campaign>:<phase>, e.g. my-campaign:0, got '${text}'`);
+  return { campaign: match[1]!, phase: Number(match[2]) };
+}
+
+/**
+ * The input of a campaign that continues from another campaign's published phase (an ablation or a
+ * variant that shares its SFT, say): the source's phases 0..from.phase are published again as this
+ * campaign's own (same artifacts, by reference, so nothing is copied or recomputed), and the workflow
+ * starts with the next phase and the source's models, replay buffer and failed tasks.
+ */
+async function forkedCampaignInput(store: ArtifactStore, config: Config, configKey: string, from: ForkPoint): Promise<CampaignWorkflowInput> {
+  const name = config.campaign.name;
+  if (from.campaign === name) throw new CampaignError(`--from: campaign '${name}' cannot continue from itself`);
+  if (from.phase >= config.campaign.phases) {
+    throw new CampaignError(`--from: phase ${from.phase} leaves nothing to run; campaign.phases is ${config.campaign.phases}`);
+  }
+  const history: PhaseSummary[] = [];
+  let carry: CarryOver | undefined;
+  for (let phase = 0; phase <= from.phase; phase++) {
+    const source = await store.readManifest<PhaseManifestData>(phaseManifestKey(from.campaign, phase));
+    if (!source) throw new CampaignError(`--from: campaign '${from.campaign}' has not published phase ${phase} (${phaseManifestKey(from.campaign, phase)})`);
+    const manifestKey = phaseManifestKey(name, phase);
+    const data: PhaseManifestData = {
+      ...source.data,
+      campaignId: name,
+      summary: { ...source.data.summary, manifestKey },
+      forkedFrom: { campaign: from.campaign, phase },
+    };
+    const published = await store.publishManifest(manifestKey, source.objects, data);
+    history.push(published.data.summary);
+    carry = published.data.carry;
+  }
+  return { ...initialCampaignInput(config, configKey), nextPhase: from.phase + 1, history, ...(carry ? { carry } : {}) };
+}
+
+export async function startCampaign(
+  client: Client,
+  store: ArtifactStore,
+  config: Config,
+  options: { from?: ForkPoint } = {},
+): Promise<WorkflowHandle<typeof campaignWorkflow>> {
   const configKey = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
+  const input = options.from ? await forkedCampaignInput(store, config, configKey, options.from) : initialCampaignInput(config, configKey);
   return client.workflow.start(campaignWorkflow, {
     workflowId: id,
     taskQueue: config.temporal.taskQueues.control,
-    args: [initialCampaignInput(config, configKey)],
+    args: [input],
     // A finished campaign may be started again: finished phases return their published manifests.
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     memo: {
@@ -78,14 +129,17 @@ export async function startCampaign(client: Client, store: ArtifactStore, config
         phase: config.campaign.phase,
         s3: `${config.s3.endpoint}/${config.s3.bucket}/${config.s3.prefix}${campaignKey(config.campaign.name)}`,
         configKey,
+        ...(options.from ? { forkedFrom: options.from } : {}),
       },
     },
     typedSearchAttributes: [
       { key: CAMPAIGN_ID, value: config.campaign.name },
       { key: STATUS, value: 'running' },
-      { key: PHASE, value: 0 },
+      { key: PHASE, value: input.nextPhase },
     ],
-    staticSummary: `WebRL campaign ${config.campaign.name}: SFT + ${config.campaign.phases} phases, seed ${config.campaign.seed}`,
+    staticSummary:
+      `WebRL campaign ${config.campaign.name}: SFT + ${config.campaign.phases} phases, seed ${config.campaign.seed}` +
+      (options.from ? `, continuing from ${options.from.campaign} phase ${options.from.phase}` : ''),
   });
 }
 

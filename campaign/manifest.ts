@@ -18,6 +18,8 @@ export interface PhaseManifestData {
     experience: DatasetRef;
     evaluation: string;
   };
+  /** Set when the phase was published by another campaign and taken over by a fork of it. */
+  forkedFrom?: { campaign: string; phase: number };
 }
 
 export function phaseManifestKey(campaignId: string, phase: number): string {

@@ -9,6 +9,7 @@ import {
   campaignProgress,
   changePhaseSettings,
   listCampaigns,
+  parseForkPoint,
   pauseCampaign,
   resumeCampaign,
   retryFailedPhase,
@@ -110,18 +111,23 @@ export function registerCampaignCommands(program: Command): void {
     say(await writeReport(settings, settings.config.campaign.name, flags.out));
   });
 
-  withCommon(campaign.command('start').description('start a campaign (workers must be running: webrl worker)')).action(
-    async (flags: CommonFlags) =>
-      withClient(flags, async (client, settings) => {
-        const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
-        try {
-          const handle = await startCampaign(client, store, settings.config);
-          say(`started ${handle.workflowId}`);
-          say(`watch it: ${stackEndpoints(settings.config).temporalUi}/namespaces/${settings.config.temporal.namespace}/workflows/${handle.workflowId}`);
-        } finally {
-          store.destroy();
-        }
-      }),
+  withCommon(
+    campaign
+      .command('start')
+      .description('start a campaign (workers must be running: webrl worker)')
+      .option('--from <campaign:phase>', "continue from another campaign's published phase (e.g. an ablation sharing its SFT: --from main:0)"),
+  ).action(async (flags: CommonFlags & { from?: string }) =>
+    withClient(flags, async (client, settings) => {
+      const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+      try {
+        const from = flags.from ? parseForkPoint(flags.from) : undefined;
+        const handle = await startCampaign(client, store, settings.config, from ? { from } : {});
+        say(`started ${handle.workflowId}`);
+        say(`watch it: ${stackEndpoints(settings.config).temporalUi}/namespaces/${settings.config.temporal.namespace}/workflows/${handle.workflowId}`);
+      } finally {
+        store.destroy();
+      }
+    }),
   );
 
   withCommon(campaign.command('status').description('phase, activity, counts and success so far')).action(async (flags: CommonFlags) =>

@@ -40,7 +40,21 @@ const SECRET_FIELD_HINTS: Record<string, string> = {
   secret: 'the environment',
   clientkey: SECRET_ENV.temporalClientKeyPath,
   clientcert: SECRET_ENV.temporalClientCertPath,
+  api_key: SECRET_ENV.temporalApiKey,
+  token: 'the environment',
+  bearer: 'the environment',
+  authorization: 'the environment',
 };
+
+/** Keys under `models` belong to the model endpoints, not to Temporal. */
+function secretHint(path: ReadonlyArray<PropertyKey>, key: string): string | undefined {
+  const hint = SECRET_FIELD_HINTS[key.toLowerCase()];
+  if (!hint || path[0] !== 'models') return hint;
+  if (/^(api_?key|token|bearer|authorization)$/i.test(key) || hint === SECRET_ENV.temporalApiKey) {
+    return path[1] === 'critic' ? SECRET_ENV.criticApiKey : `${SECRET_ENV.llmApiKey} (or ${SECRET_ENV.llmApiKeyFallback})`;
+  }
+  return hint;
+}
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return path
@@ -54,7 +68,7 @@ function describeIssues(error: z.ZodError, envSources: Map<string, string>): str
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const path = formatPath([...issue.path, key]);
-        const hint = SECRET_FIELD_HINTS[key.toLowerCase()];
+        const hint = secretHint(issue.path, key);
         problems.push(
           hint
             ? `${path}: secrets are not accepted in config files; set ${hint} instead`

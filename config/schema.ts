@@ -138,6 +138,128 @@ export const SitesSchema = z.strictObject({
     .default({ shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 }),
 });
 
+/** A remote model endpoint's transport settings (keys come from the environment, see secrets.ts). */
+const endpointFields = {
+  /** OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 */
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  model: z.string().min(1),
+  /** Per request. */
+  timeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
+  /** Tries per request, the first included. */
+  maxAttempts: z.number().int().min(1).max(20).default(3),
+  retryDelayMs: z.number().int().min(0).max(600_000).default(500),
+  /** Requests in flight. */
+  concurrency: z.number().int().min(1).max(256).default(4),
+};
+
+const embedded = z.strictObject({ backend: z.literal('embedded') });
+
+/** The placeholders an external trainer command may use: staged inputs and the output path. */
+export const TRAINER_PLACEHOLDERS = ['data', 'init', 'reference', 'critic', 'out'] as const;
+
+/**
+ * Which backend each model role uses. Everything defaults to the embedded ONNX models and task
+ * evolution, so a config without this section behaves as before.
+ */
+export const ModelsSchema = z
+  .strictObject({
+    actor: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({
+          backend: z.literal('completions'),
+          ...endpointFields,
+          /** How the server returns prompt log-probs: OpenAI `echo`, or vLLM `prompt_logprobs`. */
+          mode: z.enum(['echo', 'prompt_logprobs']).default('echo'),
+          maxTokens: z.number().int().min(1).max(32_768).default(512),
+        }),
+      ])
+      .default({ backend: 'embedded' }),
+    orm: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({
+          backend: z.literal('chat'),
+          ...endpointFields,
+          topLogprobs: z.number().int().min(2).max(20).default(20),
+          maxObservationChars: z.number().int().min(256).optional(),
+        }),
+      ])
+      .default({ backend: 'embedded' }),
+    critic: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({ backend: z.literal('onnx-file'), path: z.string().min(1), threads: z.number().int().min(1).max(64).default(1) }),
+        z.strictObject({
+          backend: z.literal('http'),
+          baseUrl: endpointFields.baseUrl,
+          timeoutMs: endpointFields.timeoutMs,
+          maxAttempts: endpointFields.maxAttempts,
+          retryDelayMs: endpointFields.retryDelayMs,
+          batchSize: z.number().int().min(1).max(4096).default(32),
+        }),
+      ])
+      .default({ backend: 'embedded' }),
+    taskGenerator: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({
+          backend: z.literal('chat'),
+          ...endpointFields,
+          turns: z.number().int().min(1).max(20).default(2),
+          tasksPerTurn: z.number().int().min(1).max(200).default(20),
+          /** Failed tasks shown to the model per site. */
+          seedsPerSite: z.number().int().min(1).max(100).default(10),
+          temperature: z.number().min(0).max(2).default(1),
+          /** Top up with embedded evolution when the model yields fewer new tasks than asked. */
+          fillWithEmbedded: z.boolean().default(true),
+        }),
+      ])
+      .default({ backend: 'embedded' }),
+    feasibility: z
+      .discriminatedUnion('backend', [
+        z.strictObject({ backend: z.literal('none') }),
+        z.strictObject({
+          backend: z.literal('chat'),
+          ...endpointFields,
+          batchSize: z.number().int().min(1).max(100).default(10),
+          /** Keep tasks the model gave no usable verdict for (default: drop them). */
+          keepUnjudged: z.boolean().default(false),
+        }),
+      ])
+      .default({ backend: 'none' }),
+    trainer: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({
+          backend: z.literal('external'),
+          /** e.g. `python train.py --data {data} --init {init} --out {out}`; run without a shell. */
+          command: z.string().min(1),
+          cwd: z.string().min(1).optional(),
+          timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).optional(),
+        }),
+      ])
+      .default({ backend: 'embedded' }),
+  })
+  .superRefine((models, ctx) => {
+    if (models.trainer.backend === 'external') {
+      const names = [...models.trainer.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!);
+      const unknown = names.filter((n) => !(TRAINER_PLACEHOLDERS as readonly string[]).includes(n));
+      if (unknown.length) {
+        ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `unknown placeholder {${unknown[0]}}; expected ${TRAINER_PLACEHOLDERS.map((n) => `{${n}}`).join(', ')}` });
+      }
+      for (const needed of ['data', 'out']) {
+        if (!names.includes(needed)) ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `the command must name {${needed}}` });
+      }
+    }
+    // A remote actor's weights live with its server; the embedded trainer can only train ONNX actors.
+    if (models.actor.backend === 'completions' && models.trainer.backend !== 'external') {
+      ctx.addIssue({ code: 'custom', path: ['actor', 'backend'], message: 'a completions actor needs models.trainer.backend: external (the embedded trainer trains only the embedded actor)' });
+    }
+  });
+
+export type ModelsConfig = z.infer<typeof ModelsSchema>;
+
 export const ConfigSchema = z
   .strictObject({
     campaign: CampaignSchema.default(CampaignSchema.parse({})),
@@ -146,6 +268,7 @@ export const ConfigSchema = z
     stack: StackConfigSchema.default(StackConfigSchema.parse({})),
     concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
     sites: SitesSchema.default(SitesSchema.parse({})),
+    models: ModelsSchema.default(ModelsSchema.parse({})),
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along.
   .transform((config) => ({

@@ -38,6 +38,15 @@ export interface Secrets {
     clientCert?: Secret;
     clientKey?: Secret;
   };
+  /** Keys of the remote model endpoints (config `models`); unset for keyless local servers. */
+  models?: ModelSecrets;
+}
+
+export interface ModelSecrets {
+  /** Sent to the OpenAI-compatible endpoints (actor, ORM, task generator, feasibility judge). */
+  llmApiKey?: Secret;
+  /** Sent to the HTTP critic as a bearer token. */
+  criticApiKey?: Secret;
 }
 
 /** The environment variables read here; the README's configuration reference lists the same. */
@@ -48,6 +57,10 @@ export const SECRET_ENV = {
   temporalApiKey: 'TEMPORAL_API_KEY',
   temporalClientCertPath: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
   temporalClientKeyPath: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  llmApiKey: 'WEBRL_LLM_API_KEY',
+  /** Read when WEBRL_LLM_API_KEY is unset. */
+  llmApiKeyFallback: 'OPENAI_API_KEY',
+  criticApiKey: 'WEBRL_CRITIC_API_KEY',
 } as const;
 
 export class SecretsError extends Error {
@@ -67,6 +80,13 @@ function fileFromEnv(env: NodeJS.ProcessEnv, key: string): Secret | undefined {
   } catch (error) {
     throw new SecretsError(`${key} names ${path}, which cannot be read: ${(error as NodeJS.ErrnoException).code}`);
   }
+}
+
+/** The model endpoints' keys alone (activities read them where they build a remote backend). */
+export function loadModelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSecrets {
+  const llmApiKey = fromEnv(env, SECRET_ENV.llmApiKey) ?? fromEnv(env, SECRET_ENV.llmApiKeyFallback);
+  const criticApiKey = fromEnv(env, SECRET_ENV.criticApiKey);
+  return { ...(llmApiKey ? { llmApiKey } : {}), ...(criticApiKey ? { criticApiKey } : {}) };
 }
 
 /**
@@ -97,5 +117,6 @@ export function loadSecrets(env: NodeJS.ProcessEnv = process.env, fallbackS3?: S
   return {
     ...(s3 ? { s3 } : {}),
     temporal: { ...(apiKey ? { apiKey } : {}), ...(clientCert && clientKey ? { clientCert, clientKey } : {}) },
+    models: loadModelSecrets(env),
   };
 }

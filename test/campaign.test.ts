@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,14 +12,19 @@ import type { Client } from '@temporalio/client';
 import { CampaignContext } from '../activities/campaign/context';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
-import { campaignWorkflowId, startCampaign } from '../campaign/control';
+import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
+import { parseConfig } from '../config/load';
+import { readPhaseManifests } from '../campaign/manifest';
 import type { Config } from '../config/schema';
+import { exited } from '../infra/processes';
+import { ArtifactStore } from '../storage/artifactStore';
+import { manifestKey, phaseKey } from '../storage/keys';
 import { connectWorker } from '../temporal/connection';
 import { createWorker } from '../workers/factory';
 import { runWorkers } from '../workers/run';
-import { progressQuery } from '../workflows/campaign';
+import { progressQuery, type CampaignWorkflowInput } from '../workflows/campaign';
 import type { CampaignProgress } from '../workflows/campaignTypes';
-import { tinyCampaignConfig } from './harness/campaign';
+import { campaignVariant, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
 
 const execFileAsync = promisify(execFile);
@@ -35,8 +41,8 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
   throw new Error(`timed out waiting for ${what}`);
 }
 
-async function writeConfigFile(stack: TestStack, config: Config): Promise<string> {
-  const file = join(stack.dir, `${config.campaign.name}.json`);
+async function writeConfigFile(stack: TestStack, config: Config, label: string): Promise<string> {
+  const file = join(stack.dir, `${label}.json`);
   await writeFile(file, JSON.stringify(config));
   return file;
 }
@@ -47,10 +53,11 @@ interface RunHistory {
   events: Array<Record<string, unknown>>;
 }
 
-/** Every run of the campaign (one per phase after continue-as-new), with its history. */
-async function campaignHistories(client: Client, name: string): Promise<RunHistory[]> {
+/** Every run of the campaign started since `since` (one per phase after continue-as-new), with its history. */
+async function campaignHistories(client: Client, name: string, since: Date): Promise<RunHistory[]> {
   const runs: RunHistory[] = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(name)}'` })) {
+  const query = `WorkflowId = '${campaignWorkflowId(name)}' AND StartTime >= '${since.toISOString()}'`;
+  for await (const execution of client.workflow.list({ query })) {
     const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     const events = (history.events ?? []) as Array<Record<string, unknown>>;
     const started = events[0]?.workflowExecutionStartedEventAttributes as { input?: { payloads?: Array<{ data?: Uint8Array }> } };
@@ -76,6 +83,39 @@ function activityStarts(run: RunHistory): Map<string, number[]> {
   return starts;
 }
 
+/** An all-in-one worker in its own process group (its Chromium included), as `webrl worker` runs it. */
+function startWorkerProcess(stack: TestStack, configFile: string, label: string): ChildProcess {
+  const log = openSync(join(stack.dir, `worker-${label}.log`), 'a');
+  const child = spawn(process.execPath, [WEBRL, 'worker', '-c', configFile], {
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', log, log],
+    detached: true,
+  });
+  closeSync(log);
+  return child;
+}
+
+/**
+ * SIGKILLs the worker's whole process group at a moment when `midway` holds. The group is frozen
+ * first (SIGSTOP) and `midway` checked again, so the kill provably lands inside the work, not after it.
+ */
+async function killWorkerMidway(worker: ChildProcess, what: string, midway: () => Promise<boolean>): Promise<void> {
+  const group = -worker.pid!;
+  await waitFor(what, async () => {
+    if (!(await midway())) return undefined;
+    process.kill(group, 'SIGSTOP');
+    let inside = false;
+    try {
+      inside = await midway();
+    } finally {
+      if (!inside) process.kill(group, 'SIGCONT');
+    }
+    return inside ? true : undefined;
+  });
+  process.kill(group, 'SIGKILL');
+  await exited(worker);
+}
+
 /** Saves each run's history as `temporal workflow show --output json` prints it (replay fixtures). */
 async function recordHistories(stack: TestStack, name: string, runs: RunHistory[], dir: string): Promise<void> {
   for (const run of runs) {
@@ -87,25 +127,32 @@ async function recordHistories(stack: TestStack, name: string, runs: RunHistory[
   }
 }
 
+/** The campaign both tests run: the retry test under one prefix, the crash test under another. */
+const NAME = 'twin';
+
 describe('the durable campaign on the real stack', () => {
   let stack: TestStack;
   let client: Client;
+  let base: Config;
 
   before(async () => {
     stack = await startTestStack();
     client = await stack.client();
+    base = await tinyCampaignConfig(stack, NAME, { phases: 2 });
   });
   after(() => stack?.stop());
 
   test('a permanent failure in phase 2 training waits for an operator; retry-phase completes it; phases 0 and 1 ran once', async () => {
-    const config = await tinyCampaignConfig(stack, 'retry', { phases: 2 });
-    const configFile = await writeConfigFile(stack, config);
+    const config = campaignVariant(base, { prefix: 'uninterrupted/' });
+    const configFile = await writeConfigFile(stack, config, 'uninterrupted');
     const settings = { config, secrets: stack.secrets };
+    const since = new Date();
     const stop = new AbortController();
     const others = runWorkers(settings, ['control', 'browser'], stop.signal);
     // The train worker is composed here so that one activity can carry an injected fault.
     const fault = { on: true };
-    const ctx = new CampaignContext(stack.store, join(stack.dir, 'work-retry'));
+    const store = new ArtifactStore(config.s3, stack.secrets.s3);
+    const ctx = new CampaignContext(store, join(stack.dir, 'work-retry'));
     const trainActivities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
     const connection = await connectWorker(config, stack.secrets);
     const trainWorker = await createWorker({
@@ -122,7 +169,7 @@ describe('the durable campaign on the real stack', () => {
     });
     const training = trainWorker.run();
     try {
-      const handle = await startCampaign(client, stack.store, config);
+      const handle = await startCampaign(client, store, config);
       const waiting = await waitFor('the campaign to wait for an operator', async () => {
         const progress = await client.workflow.getHandle(handle.workflowId).query(progressQuery);
         return progress.status === 'waiting-for-operator' ? progress : undefined;
@@ -138,12 +185,12 @@ describe('the durable campaign on the real stack', () => {
       const retried = await execFileAsync(process.execPath, [WEBRL, 'campaign', 'retry-phase', '-c', configFile], {
         env: { ...process.env, ...stack.env },
       });
-      assert.match(retried.stdout, /campaign retry: retrying phase 2/);
+      assert.match(retried.stdout, new RegExp(`campaign ${NAME}: retrying phase 2`));
       const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
       assert.equal(final.status, 'completed');
       assert.deepEqual(final.history.map((h) => h.phase), [0, 1, 2]);
 
-      const runs = await campaignHistories(client, 'retry');
+      const runs = await campaignHistories(client, NAME, since);
       assert.deepEqual(runs.map((r) => r.phase), [0, 1, 2], 'one workflow run per phase');
       for (const run of runs) {
         assert.ok(run.events.length < 10_000, `run of phase ${run.phase} has ${run.events.length} events`);
@@ -156,12 +203,117 @@ describe('the durable campaign on the real stack', () => {
       }
       const phase2 = activityStarts(runs[2]!);
       assert.equal(phase2.get('trainActor')?.length, 2, 'the failed training ran again after retry-phase');
-      if (process.env.WEBRL_RECORD_HISTORIES) await recordHistories(stack, 'retry', runs, process.env.WEBRL_RECORD_HISTORIES);
+      if (process.env.WEBRL_RECORD_HISTORIES) await recordHistories(stack, NAME, runs, process.env.WEBRL_RECORD_HISTORIES);
     } finally {
       stop.abort();
       trainWorker.shutdown();
       await Promise.all([others, training]);
       await connection.close();
+      store.destroy();
+    }
+  });
+
+  test('SIGKILLs of the worker (in training, in rollouts) and of the Temporal server (between activities) lose nothing: manifests equal the uninterrupted run', async () => {
+    const config = campaignVariant(base, { phases: 1, prefix: 'crashed/' });
+    const configFile = await writeConfigFile(stack, config, 'crashed');
+    const store = new ArtifactStore(config.s3, stack.secrets.s3);
+    const reference = new ArtifactStore(campaignVariant(base, { prefix: 'uninterrupted/' }).s3, stack.secrets.s3);
+    const key = (phase: number, ...parts: string[]) => phaseKey(NAME, phase, ...parts);
+    const published = (dataKey: string) => store.exists(manifestKey(dataKey));
+    const since = new Date();
+    let worker = startWorkerProcess(stack, configFile, '1');
+    try {
+      const handle = await startCampaign(client, store, config);
+
+      // 1. In SFT training, after the actor's first training checkpoint is stored.
+      await killWorkerMidway(worker, 'SFT training with a stored checkpoint', async () =>
+        (await store.exists(key(0, 'checkpoints', 'actor.train-state'))) && !(await published(key(0, 'checkpoints', 'sft'))),
+      );
+      worker = startWorkerProcess(stack, configFile, '2');
+
+      // 2. In phase 1's rollouts, after a shard has stored some but not all of its trajectories.
+      await killWorkerMidway(worker, 'a rollout shard with a stored trajectory', async () => {
+        for (let shard = 0; shard < 2; shard++) {
+          const base = key(1, 'rollouts', 'train', `shard-${String(shard).padStart(4, '0')}`);
+          let stored = 0;
+          for await (const _ of store.list(`${base}/trajectories/`)) stored++;
+          if (stored > 0 && !(await published(base))) return true;
+        }
+        return false;
+      });
+      worker = startWorkerProcess(stack, configFile, '3');
+
+      // 3. The Temporal server, between activities: pause (the workflow finishes its activity and
+      // waits before the next), kill and restart the server, resume.
+      await pauseCampaign(client, NAME);
+      await waitFor('the campaign to pause between activities', async () => {
+        const progress = await handle.query(progressQuery);
+        const description = await handle.describe();
+        const pending = (description.raw.pendingActivities ?? []).length;
+        return progress.status === 'paused' && progress.activity === null && pending === 0 ? true : undefined;
+      });
+      await stack.killTemporal();
+      await stack.restartTemporal();
+      await waitFor('the restarted server to answer', async () => (await handle.describe()).status.name === 'RUNNING' || undefined);
+      await resumeCampaign(client, NAME);
+
+      const final = (await waitFor('the campaign to complete', () => handle.result() as Promise<CampaignProgress>)) as CampaignProgress;
+      assert.equal(final.status, 'completed');
+
+      // The kills landed where intended: the interrupted activities ran again.
+      const runs = await campaignHistories(client, NAME, since);
+      assert.deepEqual(runs.map((r) => r.phase), [0, 1]);
+      assert.ok(activityStarts(runs[0]!).get('trainSft')!.some((a) => a > 1), 'SFT training was retried after the kill');
+      assert.ok(activityStarts(runs[1]!).get('runRolloutShard')!.some((a) => a > 1), 'a rollout shard was retried after the kill');
+      for (const run of runs) assert.ok(run.events.length < 10_000, `run of phase ${run.phase} has ${run.events.length} events`);
+
+      // Nothing lost or duplicated: every phase manifest (references, counts, metrics, object
+      // checksums) equals the uninterrupted run's, whose phases 0 and 1 the retry test produced.
+      const crashed = await readPhaseManifests(store, NAME);
+      const uninterrupted = (await readPhaseManifests(reference, NAME)).slice(0, 2);
+      assert.equal(crashed.length, 2);
+      assert.equal(uninterrupted.length, 2, 'the uninterrupted reference run (the retry test) is missing');
+      assert.deepEqual(crashed, uninterrupted);
+    } finally {
+      if (worker.exitCode === null && worker.signalCode === null) {
+        process.kill(-worker.pid!, 'SIGKILL');
+        await exited(worker);
+      }
+      store.destroy();
+      reference.destroy();
+    }
+  });
+
+  test("a campaign started --from another's published phase takes it over by reference and starts with the next phase", async () => {
+    const source = campaignVariant(base, { prefix: 'uninterrupted/' });
+    const config = parseConfig({ ...source, campaign: { ...source.campaign, name: 'twin-ablation', phase: { ...source.campaign.phase, curriculum: false } } });
+    const store = new ArtifactStore(config.s3, stack.secrets.s3);
+    try {
+      await assert.rejects(startCampaign(client, store, config, { from: { campaign: NAME, phase: 2 } }), /phase 2 leaves nothing to run/);
+      await assert.rejects(startCampaign(client, store, config, { from: { campaign: 'no-such-campaign', phase: 0 } }), /has not published phase 0/);
+      assert.throws(() => parseForkPoint('twin'), /expected <campaign>:<phase>/);
+
+      const handle = await startCampaign(client, store, config, { from: parseForkPoint(`${NAME}:1`) });
+      const [original, taken] = await Promise.all([readPhaseManifests(store, NAME), readPhaseManifests(store, 'twin-ablation')]);
+      assert.equal(taken.length, 2);
+      for (const phase of [0, 1]) {
+        // The same objects and numbers; only the owner and the manifest's own key differ.
+        assert.deepEqual(taken[phase]!.objects, original[phase]!.objects);
+        assert.deepEqual(taken[phase]!.data.carry, original[phase]!.data.carry);
+        assert.deepEqual({ ...taken[phase]!.data.summary, manifestKey: '' }, { ...original[phase]!.data.summary, manifestKey: '' });
+        assert.deepEqual(taken[phase]!.data.forkedFrom, { campaign: NAME, phase });
+      }
+      // No worker runs here: the started run's input shows where the fork begins.
+      const history = await handle.fetchHistory();
+      const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+      const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as CampaignWorkflowInput;
+      await handle.terminate('the test only checks how the fork starts');
+      assert.equal(input.nextPhase, 2, 'the fork starts with the phase after the one it continues from');
+      assert.deepEqual(input.carry, original[1]!.data.carry);
+      assert.deepEqual(input.history.map((h) => h.manifestKey), taken.map((m) => m.data.summary.manifestKey));
+      assert.equal(input.settings.curriculum, false);
+    } finally {
+      store.destroy();
     }
   });
 });

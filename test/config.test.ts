@@ -54,6 +54,16 @@ describe('configuration', () => {
     ['critic band upside down', { campaign: { phase: { criticBand: [0.8, 0.1] } } }, 'campaign.phase.criticBand: expected [low, high]'],
     ['TLS flag not boolean', { temporal: { tls: { enabled: 'yes' } } }, 'temporal.tls.enabled'],
     ['settings not an object', [1, 2], '(root)'],
+    ['API key in a model endpoint', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'sk-abc' } } }, 'models.orm.apiKey: secrets are not accepted in config files; set WEBRL_LLM_API_KEY (or OPENAI_API_KEY)'],
+    ['critic token in the file', { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', token: 't' } } }, 'models.critic.token: secrets are not accepted in config files; set WEBRL_CRITIC_API_KEY'],
+    ['unknown model backend', { models: { orm: { backend: 'gpt' } } }, 'models.orm.backend'],
+    ['chat ORM without a model', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1' } } }, 'models.orm.model'],
+    ['endpoint URL not http', { models: { feasibility: { backend: 'chat', baseUrl: 'ftp://x/v1', model: 'm' } } }, 'models.feasibility.baseUrl'],
+    ['file path on an http critic', { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', path: 'c.onnx' } } }, 'models.critic.path: unknown field'],
+    ['zero concurrency', { models: { taskGenerator: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', concurrency: 0 } } }, 'models.taskGenerator.concurrency'],
+    ['trainer command without {out}', { models: { trainer: { backend: 'external', command: 'train --data {data}' } } }, 'models.trainer.command: the command must name {out}'],
+    ['trainer command with an unknown placeholder', { models: { trainer: { backend: 'external', command: 'train {data} {out} {gpu}' } } }, 'models.trainer.command: unknown placeholder {gpu}'],
+    ['remote actor with the embedded trainer', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } }, 'models.actor.backend: a completions actor needs models.trainer.backend: external'],
   ];
   for (const [what, raw, expected] of invalid) {
     test(`rejects ${what}, naming the field`, () => {
@@ -78,6 +88,39 @@ describe('configuration', () => {
     await writeFile(join(dir, 'broken.yaml'), 'campaign: [unclosed\n');
     await assert.rejects(loadConfig(join(dir, 'broken.yaml'), {}), /broken\.yaml.*not valid YAML/s);
     await assert.rejects(loadConfig(join(dir, 'missing.yaml'), {}), /missing\.yaml.*ENOENT/s);
+  });
+
+  test('models default to the embedded backends, and remote ones take their endpoint settings', () => {
+    assert.deepEqual(parseConfig({}).models, {
+      actor: { backend: 'embedded' },
+      orm: { backend: 'embedded' },
+      critic: { backend: 'embedded' },
+      taskGenerator: { backend: 'embedded' },
+      feasibility: { backend: 'none' },
+      trainer: { backend: 'embedded' },
+    });
+    const models = parseConfig({
+      models: {
+        actor: { backend: 'completions', baseUrl: 'http://gpu:8000/v1', model: 'webrl-llama', mode: 'prompt_logprobs' },
+        orm: { backend: 'chat', baseUrl: 'http://gpu:8001/v1', model: 'orm', concurrency: 8 },
+        critic: { backend: 'onnx-file', path: '/models/critic.onnx' },
+        feasibility: { backend: 'chat', baseUrl: 'https://api.example.com/v1', model: 'gpt', keepUnjudged: true },
+        trainer: { backend: 'external', command: 'python train.py --data {data} --init {init} --out {out}', timeoutSeconds: 3600 },
+      },
+    }).models;
+    assert.equal(models.actor.backend === 'completions' && models.actor.maxAttempts, 3);
+    assert.equal(models.orm.backend === 'chat' && models.orm.concurrency, 8);
+    assert.equal(models.feasibility.backend === 'chat' && models.feasibility.batchSize, 10);
+  });
+
+  test('model endpoint keys come from WEBRL_LLM_API_KEY, else OPENAI_API_KEY, and never print', () => {
+    const both = loadSecrets({ WEBRL_LLM_API_KEY: 'sk-webrl', OPENAI_API_KEY: 'sk-openai', WEBRL_CRITIC_API_KEY: 'ck-1' });
+    assert.equal(both.models?.llmApiKey?.reveal(), 'sk-webrl');
+    assert.equal(both.models?.criticApiKey?.reveal(), 'ck-1');
+    assert.equal(loadSecrets({ OPENAI_API_KEY: 'sk-openai' }).models?.llmApiKey?.reveal(), 'sk-openai');
+    assert.equal(loadSecrets({}).models?.llmApiKey, undefined);
+    const printed = [JSON.stringify(both), inspect(both, { depth: 5 })].join('\n');
+    for (const value of ['sk-webrl', 'ck-1']) assert.ok(!printed.includes(value), `${value} printed`);
   });
 
   test('secrets come from the environment and never print', () => {

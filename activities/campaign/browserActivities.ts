@@ -13,6 +13,10 @@ import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import { Rng } from '../../env/random';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { createActorPolicy } from '../../models/actorPolicy';
+import type { CriticValues } from '../../models/critic';
+import { mapSettled } from '../../models/remote/concurrency';
+import { judgeFeasibility } from '../../models/remote/feasibility';
+import { chatOptions, modelSecrets, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
 import { deriveSeed } from '../../models/rng';
 import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
@@ -107,15 +111,18 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(base, async () => {
         const config = await ctx.config(input.configKey);
         const tasks = (await ctx.readDataset<WebArenaTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
-        const actor = await models.actor(input.actor);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
+        // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
+        const remote = remoteActorPolicy(config.models, input.temperature);
+        const actor = remote ? undefined : await models.actor(input.actor);
         const rows = await runTasks({
           ctx, runtime, config, tasks,
           prefix: `${base}/`,
           policyFor: () =>
-            input.temperature > 0
-              ? createActorPolicy(actor, { mode: 'sample', temperature: input.temperature, seed })
-              : createActorPolicy(actor, { mode: 'greedy' }),
+            remote ??
+            (input.temperature > 0
+              ? createActorPolicy(actor!, { mode: 'sample', temperature: input.temperature, seed })
+              : createActorPolicy(actor!, { mode: 'greedy' })),
         });
         const trajectories = await ctx.writeDataset(`${base}/index.jsonl`, rows);
         const result: ShardResult = { shard: input.shard, trajectories, infrastructureFailures: 0 };
@@ -127,7 +134,9 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input.configKey);
         const candidates = await ctx.readDataset<WebArenaTask>(input.candidates);
-        const critic = await models.critic(input.critic);
+        const secrets = modelSecrets();
+        const signal = Context.current().cancellationSignal;
+        const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));
         const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
         const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: candidates });
         // Tasks share start pages: observe each distinct start URL once, in a fresh episode state.
@@ -138,15 +147,57 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, sites.urls)));
           Context.current().heartbeat({ startPages: observations.size });
         }
-        const values = await critic.values(
-          candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, sites.urls))! })),
-        );
+        const states = candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, sites.urls))! }));
+        const values: (CriticValues | null)[] = [];
+        const criticFailures: BackendFailure[] = [];
+        if (config.models.critic.backend === 'embedded') {
+          values.push(...(await critic.values(states)));
+        } else {
+          // A remote critic that fails on a batch costs that batch (dropped, recorded), not the phase.
+          const size = config.models.critic.backend === 'http' ? config.models.critic.batchSize : 256;
+          const batches = Array.from({ length: Math.ceil(states.length / size) }, (_, b) => states.slice(b * size, (b + 1) * size));
+          const settled = await mapSettled(batches, 1, (batch) => critic.values(batch));
+          settled.forEach((result, b) => {
+            const batch = candidates.slice(b * size, (b + 1) * size);
+            if (result.ok) values.push(...result.value);
+            else {
+              values.push(...batch.map(() => null));
+              criticFailures.push(...batch.map((task) => ({ item: String(task.task_id), reason: result.reason })));
+            }
+          });
+        }
         const [low, high] = input.band;
         // Either head may qualify the task (WebRL's double critic).
-        const kept = candidates.filter((_, i) => [values[i]!.v1, values[i]!.v2].some((v) => v >= low && v <= high));
+        let kept = candidates.filter((_, i) => {
+          const v = values[i];
+          return v !== null && v !== undefined && [v.v1, v.v2].some((x) => x >= low && x <= high);
+        });
+        const judged = values.filter((v): v is CriticValues => v !== null);
+        const meanValue = judged.length ? judged.reduce((sum, v) => sum + v.value, 0) / judged.length : 0;
+        await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-values.json'), candidates.map((t, i) => ({ taskId: t.task_id, ...(values[i] ?? { failed: true }) })));
+        if (criticFailures.length) await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-failures.json'), criticFailures);
+
+        const feasibility = config.models.feasibility;
+        if (feasibility.backend === 'chat' && kept.length > 0) {
+          Context.current().heartbeat({ feasibility: kept.length });
+          const judgedTasks = await judgeFeasibility(kept, {
+            ...chatOptions(feasibility, secrets, signal),
+            batchSize: feasibility.batchSize,
+            concurrency: feasibility.concurrency,
+            keepUnjudged: feasibility.keepUnjudged,
+          });
+          kept = judgedTasks.kept;
+          await ctx.store.putJson(ctx.key(input, 'tasks', 'feasibility.json'), {
+            model: feasibility.model,
+            judged: judgedTasks.verdicts.length,
+            kept: judgedTasks.kept.map((task) => task.task_id),
+            dropped: judgedTasks.dropped.map((task) => task.task_id),
+            unjudged: judgedTasks.unjudged.map((task) => task.task_id),
+            verdicts: judgedTasks.verdicts,
+            failures: judgedTasks.failures,
+          });
+        }
         const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);
-        const meanValue = values.length ? values.reduce((sum, v) => sum + v.value, 0) / values.length : 0;
-        await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-values.json'), candidates.map((t, i) => ({ taskId: t.task_id, ...values[i] })));
         return { objects: [datasetObject(tasks, (await ctx.store.head(tasks.key)).bytes)], data: { tasks, meanValue } };
       });
     },

@@ -45,6 +45,14 @@ export class CampaignContext {
     return splits[split];
   }
 
+  /**
+   * Local scratch of one kind for this store: keys are relative to a bucket and prefix, so two stores
+   * (another prefix, another bucket) sharing a work directory never read each other's files.
+   */
+  localRoot(kind: 'cache' | 'training'): string {
+    return join(this.workDir, kind, this.store.bucket, this.store.prefix);
+  }
+
   key(scope: PhaseScope, ...parts: string[]): string {
     return phaseKey(scope.campaignId, scope.phase, ...parts);
   }
@@ -62,7 +70,7 @@ export class CampaignContext {
 
   /** A local copy of a stored file (and of its card, for models), fetched once per worker. */
   async localFile(key: string, options: { withCard?: boolean } = {}): Promise<string> {
-    const path = join(this.workDir, 'cache', key);
+    const path = join(this.localRoot('cache'), key);
     if (!existsSync(path)) {
       await mkdir(dirname(path), { recursive: true });
       if (options.withCard) await this.store.downloadFile(cardKey(key), cardKey(path));

@@ -3,11 +3,15 @@
  * phase (the self-evolving curriculum, or the train split for the ablation), the held-out test set,
  * the evaluation summary, and the phase manifest, written last.
  */
+import { Context } from '@temporalio/activity';
 import { Rng } from '../../env/random';
+import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
+import type { ModelsConfig } from '../../config/schema';
+import { chatOptions, modelSecrets } from './backends';
 import { evolveTasks } from '../../env/tasks/evolve';
-import type { WebArenaTask } from '../../env/tasks/schema';
+import { webArenaTaskSchema, type WebArenaTask } from '../../env/tasks/schema';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
-import { manifestKey } from '../../storage/keys';
+import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { CampaignActivities } from './contract';
 import { datasetObject, type CampaignContext } from './context';
@@ -23,6 +27,56 @@ export interface EvaluationResult {
   successRate: number;
   perSite: Record<string, number>;
   tasks: Array<{ taskId: string; site: string; score: number; steps: number; answer: string | null }>;
+}
+
+const normaliseIntent = (intent: string) => intent.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+/**
+ * In-breadth evolution over a chat model: the failed tasks seed their sites, the replies become
+ * WebArena tasks with this phase's numeric ids, and anything already known (splits, earlier phases,
+ * another site's reply) is dropped. Generated tasks carry an evaluator only when the model wrote a
+ * valid one; the ORM rewards their rollouts either way.
+ */
+async function generateWithChat(
+  generator: Extract<ModelsConfig['taskGenerator'], { backend: 'chat' }>,
+  request: { failed: WebArenaTask[]; known: Set<string>; count: number; firstTaskId: number; seed: number; label: string },
+): Promise<{ tasks: WebArenaTask[]; duplicates: string[]; failures: GenerationFailure[] }> {
+  const bySite = new Map<string, WebArenaTask[]>();
+  for (const task of request.failed) {
+    const site = task.sites[0] ?? 'unknown';
+    bySite.set(site, [...(bySite.get(site) ?? []), task]);
+  }
+  const sites: SiteSeeds[] = [...bySite.keys()].sort().map((site) => ({
+    site,
+    seeds: new Rng(request.seed).fork(`seeds-${site}`).sample(bySite.get(site)!, Math.min(generator.seedsPerSite, bySite.get(site)!.length)),
+  }));
+  if (sites.length === 0 || request.count <= 0) return { tasks: [], duplicates: [], failures: [] };
+  const result = await generateTasksWithLlm(sites, {
+    ...chatOptions(generator, modelSecrets(), Context.current().cancellationSignal),
+    idPrefix: request.label,
+    turns: generator.turns,
+    tasksPerTurn: generator.tasksPerTurn,
+    temperature: generator.temperature,
+    seed: request.seed,
+  });
+  const seen = new Set([...request.known].map(normaliseIntent));
+  const tasks: WebArenaTask[] = [];
+  const duplicates: string[] = [];
+  for (const generated of result.tasks) {
+    if (tasks.length >= request.count) break;
+    const key = normaliseIntent(generated.intent);
+    if (seen.has(key)) {
+      duplicates.push(generated.intent);
+      continue;
+    }
+    seen.add(key);
+    const parsed = webArenaTaskSchema.safeParse({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id });
+    // The model's evaluator is kept only when it is a valid WebArena one (its own schema is looser).
+    const task = parsed.success ? parsed.data : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as WebArenaTask);
+    if (!parsed.success) delete (task as { eval?: unknown }).eval;
+    tasks.push(task);
+  }
+  return { tasks, duplicates, failures: result.failures };
 }
 
 export function createControlActivities(deps: { ctx: CampaignContext }): ControlActivities {
@@ -41,19 +95,64 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
         } else {
           // Everything asked before must not be asked again: both splits and every earlier phase's tasks.
           const known = new Set([...train, ...ctx.split(worldSeed, 'test')].map((t) => t.intent));
+          const askedBefore = new Set<string>();
           for (let phase = 1; phase < input.phase; phase++) {
-            const earlier = await ctx.store.readManifest<{ key: string }>(manifestKey(ctx.key({ ...input, phase }, 'tasks', 'candidates')));
+            // A phase taken over from another campaign (a fork) has its tasks under that campaign.
+            const published = await ctx.store.readManifest<PhaseManifestData>(phaseManifestKey(input.campaignId, phase));
+            const owner = published?.data.forkedFrom?.campaign ?? input.campaignId;
+            const earlier = await ctx.store.readManifest<{ key: string }>(manifestKey(phaseKey(owner, phase, 'tasks', 'candidates')));
             if (!earlier) continue;
-            for await (const task of ctx.store.readJsonl<WebArenaTask>(earlier.data.key)) known.add(task.intent);
+            for await (const task of ctx.store.readJsonl<WebArenaTask>(earlier.data.key)) {
+              known.add(task.intent);
+              askedBefore.add(task.intent);
+            }
           }
-          tasks = evolveTasks({
-            failed: await ctx.readDataset<WebArenaTask>(input.failedTasks),
-            knownIntents: known,
-            count: input.count,
-            seed: input.seed + input.phase,
-            worldSeed,
-            firstTaskId: GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE,
-          });
+          const failed = await ctx.readDataset<WebArenaTask>(input.failedTasks);
+          const firstTaskId = GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE;
+          const generator = config.models.taskGenerator;
+          if (generator.backend === 'chat') {
+            const generated = await generateWithChat(generator, { failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
+            tasks = generated.tasks;
+            let filled = 0;
+            if (generator.fillWithEmbedded && tasks.length < input.count) {
+              for (const task of tasks) known.add(task.intent);
+              const more = evolveTasks({
+                failed,
+                knownIntents: known,
+                count: input.count - tasks.length,
+                seed: input.seed + input.phase,
+                worldSeed,
+                firstTaskId: firstTaskId + tasks.length,
+              });
+              filled = more.length;
+              tasks = [...tasks, ...more];
+            }
+            await ctx.store.putJson(ctx.key(input, 'tasks', 'generation.json'), {
+              model: generator.model,
+              asked: input.count,
+              generated: generated.tasks.length,
+              filledByEmbedded: filled,
+              duplicates: generated.duplicates,
+              failures: generated.failures,
+            });
+          } else {
+            tasks = evolveTasks({
+              failed,
+              knownIntents: known,
+              count: input.count,
+              seed: input.seed + input.phase,
+              worldSeed,
+              firstTaskId,
+            });
+          }
+          // Too few failures to evolve from (the actor solved nearly everything): the phase is topped
+          // up with train tasks not asked before, so it never runs empty (unless a chat generator is
+          // configured not to mix in embedded tasks).
+          const mayTopUp = generator.backend !== 'chat' || generator.fillWithEmbedded;
+          if (mayTopUp && tasks.length < input.count) {
+            const unasked = train.filter((t) => !askedBefore.has(t.intent));
+            tasks = [...tasks, ...new Rng(input.seed).fork(`top-up-${input.phase}`).sample(unasked, input.count - tasks.length)];
+          }
         }
         const ref = await ctx.writeDataset(ctx.key(input, 'tasks', 'candidates.jsonl'), tasks);
         return { objects: [datasetObject(ref, (await ctx.store.head(ref.key)).bytes)], data: ref };

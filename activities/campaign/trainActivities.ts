@@ -14,11 +14,15 @@ import type { TrainingJob } from '../../models/train/trainer';
 import type { ModelState } from '../../models/state';
 import { StorageNotFoundError } from '../../storage/errors';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { Config } from '../../config/schema';
 import type { CampaignActivities } from './contract';
 import { datasetObject, withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { finalState, monteCarloReturn, type ModelCache } from './models';
+import { judgeEach, logProbsEach, modelSecrets, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
+import { runExternalTrainer } from '../../models/remote/externalTrainer';
+import type { ActionLogProb } from '../../models/actor';
 
 type TrainActivities = Pick<
   CampaignActivities,
@@ -67,7 +71,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.name}.train-state`);
     return ctx.once(key, async () => {
       const config = await ctx.config(spec.scope.configKey);
-      const dir = join(ctx.workDir, 'training', spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.name);
+      if (config.models.trainer.backend === 'external') return trainExternally(spec, key, config.models.trainer, config.campaign.training.batchSize);
+      const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.name);
       await mkdir(dir, { recursive: true });
       const dataPath = join(dir, 'data.jsonl');
       await ctx.store.downloadFile(spec.data.key, dataPath);
@@ -93,6 +98,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
         ...(spec.reference ? { reference: await ctx.localFile(spec.reference, { withCard: true }) } : {}),
         ...(spec.critic ? { critic: await ctx.localFile(spec.critic, { withCard: true }) } : {}),
+        // Cards name models by storage key, never by this host's paths.
+        modelRefs: { ...(spec.init ? { init: spec.init } : {}), ...(spec.reference ? { reference: spec.reference } : {}), ...(spec.critic ? { critic: spec.critic } : {}) },
       };
       // Checkpoint uploads are chained so they land in order; the last one is awaited before returning.
       let uploads = Promise.resolve();
@@ -117,6 +124,62 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     });
   }
 
+  /**
+   * One training job in an external command: data and models staged from the store, `{out}` uploaded
+   * to the key the embedded trainer would write (a directory goes file by file under `key/`). A
+   * non-zero exit fails the activity with the trainer's last log lines.
+   */
+  async function trainExternally(
+    spec: TrainSpec,
+    key: string,
+    trainer: Extract<Config['models']['trainer'], { backend: 'external' }>,
+    batchSize: number,
+  ): Promise<{ objects: ObjectInfo[]; data: { key: string; steps: number; objects: ObjectInfo[] } }> {
+    const inputs: Record<string, string> = { data: spec.data.key };
+    if (spec.init) inputs.init = spec.init;
+    if (spec.reference) inputs.reference = spec.reference;
+    if (spec.critic) inputs.critic = spec.critic;
+    let latest: object = { model: spec.name, phase: 'external', fraction: 0 };
+    // The manifest lists what was uploaded, with the digests the upload computed.
+    const uploads = new Map<string, ObjectInfo>();
+    const recordingStore = {
+      downloadFile: (from: string, path: string) => ctx.store.downloadFile(from, path),
+      uploadFile: async (to: string, path: string) => {
+        const info = await ctx.store.uploadFile(to, path);
+        uploads.set(to, info);
+        return info;
+      },
+    };
+    const result = await withHeartbeats(
+      () => latest,
+      runExternalTrainer({
+        command: trainer.command,
+        inputs,
+        outputs: { out: key },
+        store: recordingStore,
+        // What the embedded trainer gets as a job, as variables (the command template holds only paths).
+        env: {
+          WEBRL_TRAIN_MODEL: spec.name,
+          WEBRL_TRAIN_OBJECTIVE: spec.objective,
+          WEBRL_TRAIN_EPOCHS: String(spec.epochs),
+          WEBRL_TRAIN_BATCH_SIZE: String(batchSize),
+          WEBRL_TRAIN_SEED: String(spec.scope.seed),
+        },
+        ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
+        ...(trainer.timeoutSeconds ? { timeoutMs: trainer.timeoutSeconds * 1000 } : {}),
+        signal: Context.current().cancellationSignal,
+        onProgress: (fraction) => {
+          latest = { model: spec.name, phase: 'external', fraction };
+          Context.current().heartbeat(latest);
+        },
+      }),
+    );
+    const objects = (result.uploaded.out ?? []).map((uploaded) => uploads.get(uploaded)!);
+    await ctx.store.putJson(`${key}.trainer-log.json`, { command: trainer.command, logTail: result.logTail });
+    // An external trainer reports no step count; 0 says so rather than inventing one.
+    return { objects, data: { key, steps: 0, objects } };
+  }
+
   async function records(shards: DatasetRef[]): Promise<TrajectoryRecord[]> {
     const rows = (await Promise.all(shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
     return Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
@@ -137,18 +200,29 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
 
     async scoreWithOrm(input) {
       return ctx.once(ctx.key(input, 'rewards'), async () => {
-        const orm = await models.orm(input.orm);
+        const config = await ctx.config(input.configKey);
+        const remote = remoteOrm(config.models, modelSecrets(), Context.current().cancellationSignal);
         const rows = (await Promise.all(input.shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
         const all = await records(input.shards);
         const states = all.map((record) => finalState(record));
-        const scored = await orm.judge(states.filter((s): s is ModelState => s !== null));
+        const judgeable = states.flatMap((state, i) => (state ? [{ id: rows[i]!.trajectoryKey, state }] : []));
+        let scored: ({ pYes: number; reward: number } | null)[];
+        let failures: BackendFailure[] = [];
+        if (remote && config.models.orm.backend === 'chat') {
+          // A trajectory the remote ORM gave no usable verdict for gets reward 0, and the failure is kept.
+          ({ verdicts: scored, failures } = await withHeartbeats(() => ({ judging: judgeable.length }), judgeEach(remote, judgeable, config.models.orm.concurrency)));
+        } else {
+          const orm = await models.orm(input.orm);
+          scored = await orm.judge(judgeable.map((item) => item.state));
+        }
         let next = 0;
         const rewards: RewardRow[] = all.map((record, i) => {
           // A trajectory with no step (the start page failed to load) cannot be judged: reward 0.
-          const verdict = states[i] ? scored[next++]! : { pYes: 0, reward: 0 };
+          const verdict = (states[i] ? scored[next++] : null) ?? { pYes: 0, reward: 0 };
           return { taskId: record.taskId, site: record.site, trajectoryKey: rows[i]!.trajectoryKey, reward: verdict.reward, pYes: verdict.pYes, score: record.score };
         });
         const ref = await ctx.writeDataset(ctx.key(input, 'rewards.jsonl'), rewards);
+        if (failures.length) await ctx.store.putJson(ctx.key(input, 'rewards-failures.json'), failures);
         const successes = rewards.filter((r) => r.reward === 1).length;
         return { objects: [datasetObject(ref, (await ctx.store.head(ref.key)).bytes)], data: { rewards: ref, successes } };
       });
@@ -179,11 +253,24 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         // Replay: earlier phases' successes, kept where the current actor finds them neither mastered
         // nor alien (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps.
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
-        const actor = await models.actor(input.actor);
-        const logProbs = await actor.logProbs(buffer.map((row) => ({ state: row.state, response: row.response })));
+        const config = await ctx.config(input.configKey);
+        const scorer = remoteActorScorer(config.models, modelSecrets(), Context.current().cancellationSignal);
+        let logProbs: (ActionLogProb | null)[];
+        if (scorer && config.models.actor.backend === 'completions') {
+          // A replay step the server cannot score is left out of this phase's replay (and recorded).
+          const items = buffer.map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
+          const scored = await withHeartbeats(() => ({ scoring: items.length }), logProbsEach(scorer, items, config.models.actor.concurrency));
+          logProbs = scored.logProbs;
+          if (scored.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scored.failures);
+        } else {
+          const actor = await models.actor(input.actor);
+          logProbs = await actor.logProbs(buffer.map((row) => ({ state: row.state, response: row.response })));
+        }
         const [low, high] = input.rankBand;
         const inBand = buffer.filter((_, i) => {
-          const rank = Math.exp(logProbs[i]!.meanTokenLogProb);
+          const scored = logProbs[i];
+          if (!scored) return false;
+          const rank = Math.exp(scored.meanTokenLogProb);
           return rank > low && rank <= high;
         });
         const replayed = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBand, Math.floor(input.cap * current.length));
@@ -205,6 +292,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     },
 
     async trainCritic(input) {
+      // A phase without experience (nothing kept, nothing rolled out) leaves the models as they were.
+      if (input.experience.count === 0) return { critic: input.critic, steps: 0 };
       const config = await ctx.config(input.configKey);
       const { key, steps } = await trainModel({
         scope: input,
@@ -218,6 +307,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     },
 
     async trainActor(input) {
+      if (input.experience.count === 0) return { actor: input.actor, steps: 0 };
       const config = await ctx.config(input.configKey);
       const { key, steps } = await trainModel({
         scope: input,

@@ -1,7 +1,8 @@
 /**
  * Generates the embedded task sets in WebArena format from the seeded world: every template lists
  * its instantiations, a seeded shuffle picks some for the test split and others for train, and
- * held-out templates feed the test split only. Deterministic for a seed and the code; cached under
+ * held-out templates feed the test split only; composed templates feed neither (only the
+ * curriculum's generator, `evolve.ts`). Deterministic for a seed and the code; cached under
  * `.webrl/tasks/`, keyed by seed, split and a hash of the environment's source.
  */
 import { createHash } from 'node:crypto';
@@ -20,7 +21,27 @@ import { SHOPPING_TEMPLATES } from './templates/shopping';
 
 export type Split = 'train' | 'test';
 
-export const TEMPLATES: TaskTemplate[] = [...SHOPPING_TEMPLATES, ...SHOPPING_ADMIN_TEMPLATES, ...REDDIT_TEMPLATES, ...GITLAB_TEMPLATES];
+/** Every template, composed ones included (those only feed the curriculum's generator). */
+export const TEMPLATES: TaskTemplate[] = checkCompositions([...SHOPPING_TEMPLATES, ...SHOPPING_ADMIN_TEMPLATES, ...REDDIT_TEMPLATES, ...GITLAB_TEMPLATES]);
+
+/** Ids are unique and a composed template combines two distinct plain templates of its own site. */
+function checkCompositions(templates: TaskTemplate[]): TaskTemplate[] {
+  const byId = new Map<number, TaskTemplate>();
+  for (const t of templates) {
+    if (byId.has(t.id)) throw new Error(`template id ${t.id} is used twice`);
+    byId.set(t.id, t);
+  }
+  for (const t of templates) {
+    if (!t.composes) continue;
+    const [a, b] = t.composes;
+    if (a === b) throw new Error(`template ${t.id} composes template ${a} with itself`);
+    for (const id of t.composes) {
+      const component = byId.get(id);
+      if (!component || component.composes || component.site !== t.site) throw new Error(`template ${t.id} composes ${id}, which is not a plain ${t.site} template`);
+    }
+  }
+  return templates;
+}
 
 /** Tasks per template and split; test ids start at 0, train ids at TRAIN_ID_OFFSET (never collide). */
 export const TRAIN_PER_TEMPLATE = 15;
@@ -48,12 +69,13 @@ export function toTask(template: TaskTemplate, draft: ReturnType<TaskTemplate['d
 }
 
 /** Both splits at once, so that no instantiation lands in both. */
-export function generateSplits(seed = DEFAULT_SEED): Record<Split, WebArenaTask[]> {
+export function generateSplits(seed = DEFAULT_SEED, templates: readonly TaskTemplate[] = TEMPLATES): Record<Split, WebArenaTask[]> {
   const world = buildWorld(seed);
   const root = new Rng(seed).fork('tasks');
   const train: WebArenaTask[] = [];
   const test: WebArenaTask[] = [];
-  for (const template of TEMPLATES) {
+  // Composed templates are skipped, so adding one leaves both splits exactly as they were.
+  for (const template of templates.filter((t) => !t.composes)) {
     const rng = root.fork(`template-${template.id}`);
     const drafts = template.drafts({ world, fresh: freshStates(world), rng: rng.fork('drafts') });
     const seen = new Set<string>();

@@ -41,6 +41,11 @@ export interface TaskTemplate {
   intent: string;
   /** Held-out templates appear only in the test split. */
   heldOut?: boolean;
+  /**
+   * A composed template combines the constraints of two templates on the same site (WebRL's
+   * in-breadth evolution); it feeds only the curriculum's task generator, never the splits.
+   */
+  composes?: readonly [number, number];
   drafts(ctx: TemplateContext): TaskDraft[];
 }
 

@@ -13,3 +13,19 @@ export async function mapWithConcurrency<T, R>(items: readonly T[], limit: numbe
   await Promise.all(runners);
   return results;
 }
+
+export type Settled<R> = { ok: true; value: R } | { ok: false; reason: string };
+
+/**
+ * `mapWithConcurrency` where one item's failure is reported in its slot instead of failing the batch:
+ * a remote model's bad reply for one state must not cost the other states their results.
+ */
+export async function mapSettled<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<Settled<R>[]> {
+  return mapWithConcurrency(items, limit, async (item, index): Promise<Settled<R>> => {
+    try {
+      return { ok: true, value: await work(item, index) };
+    } catch (error) {
+      return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    }
+  });
+}

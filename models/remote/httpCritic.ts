@@ -12,6 +12,7 @@
  * environment variable `apiKeyEnv` and is sent only as the Authorization header.
  */
 import { z } from 'zod';
+import type { Secret } from '../../config/secrets';
 import { criticValues, type CriticValues, type StateValueFunction } from '../critic';
 import type { ModelState } from '../state';
 import { HttpStatusError, MalformedReplyError, withRetries, type RetryOptions } from './retry';
@@ -22,6 +23,8 @@ export interface HttpCriticOptions extends RetryOptions {
   /** e.g. http://127.0.0.1:8100 (the request goes to `${baseURL}/values`). */
   baseURL: string;
   apiKeyEnv?: string;
+  /** The key itself (from config/secrets.ts); wins over `apiKeyEnv`. */
+  apiKey?: Secret;
   timeoutMs?: number;
   batchSize?: number;
 }
@@ -42,7 +45,7 @@ export function criticRequest(states: readonly ModelState[]) {
 
 export function createHttpCritic(options: HttpCriticOptions): StateValueFunction {
   const url = `${options.baseURL.replace(/\/+$/, '')}/values`;
-  const key = options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined;
+  const key = options.apiKey?.reveal() || (options.apiKeyEnv ? process.env[options.apiKeyEnv] : undefined);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
 
   async function post(states: readonly ModelState[]): Promise<CriticValues[]> {

@@ -4,6 +4,7 @@
  * and each request has a timeout.
  */
 import OpenAI from 'openai';
+import type { Secret } from '../../config/secrets';
 
 export interface EndpointOptions {
   /** e.g. http://127.0.0.1:8000/v1 */
@@ -11,6 +12,8 @@ export interface EndpointOptions {
   model: string;
   /** The environment variable holding the API key (default OPENAI_API_KEY); keyless servers get a placeholder. */
   apiKeyEnv?: string;
+  /** The key itself (from config/secrets.ts); wins over `apiKeyEnv`. */
+  apiKey?: Secret;
   /** Per request (default 120 s). */
   timeoutMs?: number;
 }
@@ -18,7 +21,7 @@ export interface EndpointOptions {
 export function createClient(options: EndpointOptions): OpenAI {
   return new OpenAI({
     baseURL: options.baseURL,
-    apiKey: process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] || 'EMPTY',
+    apiKey: options.apiKey?.reveal() || process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] || 'EMPTY',
     timeout: options.timeoutMs ?? 120_000,
     maxRetries: 0,
   });

@@ -26,6 +26,8 @@ export interface TrainingJob {
   data: ExampleSource;
   /** What the card records as the training data (storage keys); defaults to the data path. */
   dataRefs?: string[];
+  /** What the card records for `init`, `reference` and `critic` (storage keys); default: their paths. */
+  modelRefs?: { init?: string; reference?: string; critic?: string };
   /** The finished model's .onnx path; the card goes beside it. */
   outPath: string;
   /** The training-state file; defaults to `<outPath>.state`. */
@@ -199,9 +201,9 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
       steps: totalSteps,
       examples: task.size,
       hyperparameters: { batchSize, learningRate, hidden: network.shape.hidden, betaLow: rule.low, betaHigh: rule.high, ...DEFAULT_ADAM },
-      ...(initPath ? { initialisedFrom: initPath } : {}),
-      ...(job.reference ? { reference: job.reference } : {}),
-      ...(job.critic ? { critic: job.critic } : {}),
+      ...(initPath ? { initialisedFrom: (job.init ? job.modelRefs?.init : job.modelRefs?.reference) ?? initPath } : {}),
+      ...(job.reference ? { reference: job.modelRefs?.reference ?? job.reference } : {}),
+      ...(job.critic ? { critic: job.modelRefs?.critic ?? job.critic } : {}),
     },
     metrics,
   });

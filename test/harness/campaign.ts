@@ -7,6 +7,15 @@ import type { Config } from '../../config/schema';
 import { freePort } from '../../infra/processes';
 import type { TestStack } from './stack';
 
+/** The same campaign stored elsewhere or run for another number of phases (same seed, same site ports). */
+export function campaignVariant(config: Config, overrides: { phases?: number; prefix?: string }): Config {
+  return parseConfig({
+    ...config,
+    campaign: { ...config.campaign, phases: overrides.phases ?? config.campaign.phases },
+    s3: { ...config.s3, prefix: overrides.prefix ?? config.s3.prefix },
+  });
+}
+
 export async function tinyCampaignConfig(stack: TestStack, name: string, overrides: { phases?: number; seed?: number } = {}): Promise<Config> {
   return parseConfig({
     campaign: {
@@ -15,7 +24,7 @@ export async function tinyCampaignConfig(stack: TestStack, name: string, overrid
       phases: overrides.phases ?? 1,
       phase: { tasksPerPhase: 4, rolloutShardSize: 2, rolloutShardsInFlight: 2, criticBand: [0, 1] },
       environment: { testTasks: 4, demonstrationTasks: 16, maxSteps: 8, episodeDeadlineSeconds: 120 },
-      training: { sftEpochs: 4, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 20 },
+      training: { sftEpochs: 4, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 4 },
     },
     stack: {
       dataDir: stack.dir,

@@ -281,4 +281,29 @@ export const GITLAB_TEMPLATES: TaskTemplate[] = [
     drafts: ({ fresh }) =>
       fresh.gitlab.projects.all().map((p) => ({ params: { project: p.name }, startUrl: HOME, eval: stringMatch({ must_include: [String(fresh.gitlab.stars(p))] }), oracle: [search(byId('search'), p.name), exit(String(fresh.gitlab.stars(p)))] })),
   },
+  {
+    id: 417,
+    site: 'gitlab',
+    intent: 'How many open issues labeled "{{label}}" does the {{project}} project have?',
+    composes: [401, 405],
+    // The label's issue list opens on the Open tab, whose badge counts the labeled open issues. Only
+    // labels where that count differs from both the project's open issues and the label's issues of
+    // any state, so an answer that drops either constraint is wrong.
+    drafts: ({ fresh }) =>
+      fresh.gitlab.projects.all().flatMap((p) => {
+        const issues = fresh.gitlab.projectIssues(p.id);
+        const open = fresh.gitlab.filterIssues(issues, { state: 'opened' }).length;
+        return p.labels.flatMap((l) => {
+          const labeled = fresh.gitlab.filterIssues(issues, { state: 'all', label: l.name }).length;
+          const n = fresh.gitlab.filterIssues(issues, { state: 'opened', label: l.name }).length;
+          if (n === open || n === labeled) return [];
+          return [{
+            params: { label: l.name, project: p.name },
+            startUrl: HOME,
+            eval: stringMatch({ must_include: [String(n)] }),
+            oracle: [...openProject(p), click(link('Labels')), click(link(l.name)), exit(String(n))],
+          }];
+        });
+      }),
+  },
 ];

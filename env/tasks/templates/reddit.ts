@@ -271,4 +271,35 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
         { params: { listing: 'top posts of all time', forum }, startUrl: HOME, eval: urlMatch(`${HOME}/f/${forum}/top?t=all`), oracle: [...openForum(forum), click(link('Top')), exit(DONE)] },
       ]),
   },
+  {
+    id: 315,
+    site: 'reddit',
+    intent: 'Upvote the newest post and downvote the top post of all time in f/{{forum}}',
+    composes: [305, 306],
+    // Only forums where these are two posts without a vote of mine, and where the upvote cannot lift
+    // the newest post to the top, so both votes land on the posts the eval checks in either order.
+    drafts: ({ fresh }) =>
+      forums(fresh.reddit).flatMap((forum) => {
+        const s = fresh.reddit;
+        const [newest] = s.inForum(forum, 'new');
+        const [top] = s.inForum(forum, 'top');
+        if (!newest || !top || newest.id === top.id || s.votes.has(newest.id) || s.votes.has(top.id) || s.score(newest) + 1 >= s.score(top)) return [];
+        return [{
+          params: { forum },
+          startUrl: HOME,
+          eval: programHtml([
+            { url: postUrl(newest), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } },
+            { url: postUrl(top), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-downvoted'] } },
+          ]),
+          oracle: [
+            ...openForum(forum),
+            click(link('New')),
+            click({ tag: 'button', attributes: { title: 'Upvote' } }),
+            click(link('Top')),
+            click({ tag: 'button', attributes: { title: 'Downvote' } }),
+            exit(DONE),
+          ],
+        }];
+      }),
+  },
 ];

@@ -31,6 +31,12 @@ function pageOfOrder(s: ShoppingState, orderId: number): OracleStep[] {
   return page > 1 ? [click({ tag: 'a', text: String(page), attributes: { class: 'page' } })] : [];
 }
 
+/** How an intent says a price sort direction, and the sorter option that applies it. */
+const ORDER_WORDS = { asc: 'lowest to highest', desc: 'highest to lowest' } as const;
+const SORTER_OPTION = { asc: 'Price: low to high', desc: 'Price: high to low' } as const;
+/** A price bucket's link text in the layered navigation (buckets are `[low, high)`). */
+const bucketLabel = ([lo, hi]: [number, number]) => `${money(lo)} - ${money(hi - 0.01)}`;
+
 const subcategories = (s: ShoppingState) => s.categories().filter((c) => c.parentId !== null);
 const withOptions = (s: ShoppingState) => s.base.seed.catalog.products.filter((p) => p.options.length === 2);
 
@@ -160,10 +166,10 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
     drafts: ({ fresh }) =>
       subcategories(fresh.shopping).flatMap((c) =>
         (['asc', 'desc'] as const).map((dir) => ({
-          params: { category: c.name, order: dir === 'asc' ? 'lowest to highest' : 'highest to lowest' },
+          params: { category: c.name, order: ORDER_WORDS[dir] },
           startUrl: HOME,
           eval: urlMatch(`${HOME}/${c.path}.html?product_list_order=price&product_list_dir=${dir}`),
-          oracle: [...openCategory(fresh.shopping, c.id), select(byId('sorter'), dir === 'asc' ? 'Price: low to high' : 'Price: high to low'), exit(DONE)],
+          oracle: [...openCategory(fresh.shopping, c.id), select(byId('sorter'), SORTER_OPTION[dir]), exit(DONE)],
         })),
       ),
   },
@@ -177,7 +183,7 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
           params: { category: c.name, low: money(lo), high: money(hi - 0.01) },
           startUrl: HOME,
           eval: urlMatch(`${HOME}/${c.path}.html?price=${lo}-${hi}`),
-          oracle: [...openCategory(fresh.shopping, c.id), click(link(`${money(lo)} - ${money(hi - 0.01)}`)), exit(DONE)],
+          oracle: [...openCategory(fresh.shopping, c.id), click(link(bucketLabel([lo, hi]))), exit(DONE)],
         })),
       ),
   },
@@ -321,5 +327,25 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
         if (!first || (second && second.price === first.price)) return [];
         return [{ params: { category: c.name }, startUrl: HOME, eval: stringMatch({ must_include: [first.name] }), oracle: [...openCategory(fresh.shopping, c.id), select(byId('sorter'), 'Price: low to high'), exit(first.name)] }];
       }),
+  },
+  {
+    id: 116,
+    site: 'shopping',
+    intent: 'Show me {{category}} products priced from {{low}} to {{high}}, sorted by price from {{order}}',
+    composes: [107, 108],
+    // The sorter's URLs keep the price filter and the bucket links keep the sort, so either order of
+    // steps lands on `?product_list_order=price&product_list_dir=D&price=L-H`; one reference URL
+    // then requires both constraints. Buckets with a single product would make the sort moot.
+    drafts: ({ fresh }) =>
+      subcategories(fresh.shopping).flatMap((c) =>
+        PRICE_BUCKETS.filter(([lo, hi]) => fresh.shopping.productsIn(c.id).filter((p) => p.price >= lo && p.price < hi).length >= 2).flatMap(([lo, hi]) =>
+          (['asc', 'desc'] as const).map((dir) => ({
+            params: { category: c.name, low: money(lo), high: money(hi - 0.01), order: ORDER_WORDS[dir] },
+            startUrl: HOME,
+            eval: urlMatch(`${HOME}/${c.path}.html?product_list_order=price&product_list_dir=${dir}&price=${lo}-${hi}`),
+            oracle: [...openCategory(fresh.shopping, c.id), click(link(bucketLabel([lo, hi]))), select(byId('sorter'), SORTER_OPTION[dir]), exit(DONE)],
+          })),
+        ),
+      ),
   },
 ];

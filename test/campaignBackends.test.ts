@@ -1,0 +1,248 @@
+/**
+ * The campaign activities with remote model backends chosen by the config's `models` section, and at
+ * the edges of the embedded path: the activity functions run directly (in an activity context) over
+ * the real MinIO, with local protocol servers standing in for the LLM, critic and trainer endpoints.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createBrowserActivities } from '../activities/campaign/browserActivities';
+import { BrowserRuntime } from '../activities/campaign/browserRuntime';
+import { CampaignContext } from '../activities/campaign/context';
+import { createControlActivities } from '../activities/campaign/controlActivities';
+import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
+import { ModelCache } from '../activities/campaign/models';
+import type { RewardRow } from '../activities/campaign/trainActivities';
+import { createTrainActivities } from '../activities/campaign/trainActivities';
+import { parseConfig } from '../config/load';
+import type { Config } from '../config/schema';
+import type { WebArenaTask } from '../env/tasks/schema';
+import { freePort } from '../infra/processes';
+import type { ModelState } from '../models/state';
+import { manifestKey } from '../storage/keys';
+import type { PhaseScope } from '../workflows/campaignTypes';
+import { activityRunner } from './harness/activityContext';
+import { startTestStack, type TestStack } from './harness/stack';
+import { chatCompletion, startServer, type RecordedRequest, type TestServer } from './models/fixtures/servers';
+
+const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
+const MODEL = 'judge-test';
+
+const heartbeats: unknown[] = [];
+const run = activityRunner((details) => heartbeats.push(details));
+
+function userText(request: RecordedRequest): string {
+  const messages = (request.body as { messages: { role: string; content: string }[] }).messages;
+  return messages.find((m) => m.role === 'user')!.content;
+}
+
+/** The task list a feasibility prompt carries (the JSON array after "Tasks:"). */
+function promptTasks(request: RecordedRequest): { task_id: string; intent: string }[] {
+  const text = userText(request);
+  const start = text.indexOf('[', text.indexOf('Tasks:'));
+  return JSON.parse(text.slice(start, text.indexOf('\n]', start) + 2)) as { task_id: string; intent: string }[];
+}
+
+function state(intent: string, exit: string): ModelState {
+  return {
+    intent,
+    history: [{ response: `exit(message="${exit}")`, action: { name: 'exit', message: exit } as never }],
+    observation: { url: 'http://127.0.0.1/', title: 'page', html: `<html><body>${intent}</body></html>` } as ModelState['observation'],
+  };
+}
+
+describe('campaign activities with remote model backends', () => {
+  let stack: TestStack;
+  let ctx: CampaignContext;
+  const servers: TestServer[] = [];
+  let configs = 0;
+
+  before(async () => {
+    stack = await startTestStack();
+    ctx = new CampaignContext(stack.store, join(stack.dir, 'work'));
+  });
+  after(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await stack?.stop();
+  });
+
+  async function server(handle: Parameters<typeof startServer>[0]): Promise<TestServer> {
+    const started = await startServer(handle);
+    servers.push(started);
+    return started;
+  }
+
+  /** Stores a frozen campaign config and returns a phase scope that names it. */
+  async function scope(raw: Record<string, unknown>, phase = 1): Promise<{ scope: PhaseScope; config: Config }> {
+    const config = parseConfig({ ...raw, s3: stack.config.s3, stack: stack.config.stack });
+    const campaignId = `backends-${++configs}`;
+    const configKey = `campaigns/${campaignId}/config.json`;
+    await stack.store.putJson(configKey, config);
+    return { scope: { campaignId, configKey, phase, seed: 7 }, config };
+  }
+
+  const endpoint = (url: string) => ({ baseUrl: `${url}/v1`, model: MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 5_000 });
+
+  test('the feasibility judge keeps feasible tasks after the critic, records verdicts, and records a malformed reply', async () => {
+    const critic = await server((request) => {
+      const states = (request.body as { states: unknown[] }).states;
+      return { json: { values: states.map(() => [0.4, 0.6]) } };
+    });
+    const judge = await server((request) => {
+      const text = userText(request);
+      // Reddit gets garbage; shopping gets verdicts: even positions feasible, odd not, the last left out.
+      if (text.startsWith('Website: reddit')) return { json: chatCompletion('I am not sure, sorry.', MODEL) };
+      const tasks = promptTasks(request);
+      const verdicts = tasks.slice(0, -1).map((task, i) => ({ task_id: task.task_id, feasible: i % 2 === 0, reason: i % 2 === 0 ? 'on the site' : 'needs e-mail' }));
+      return { json: chatCompletion('```json\n' + JSON.stringify(verdicts) + '\n```', MODEL) };
+    });
+    const ports = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
+    const { scope: phase, config } = await scope({
+      sites: { ports },
+      concurrency: { browserContexts: 1 },
+      models: { critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1 }, feasibility: { backend: 'chat', ...endpoint(judge.url) } },
+    });
+    const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+    const shopping = train.filter((t) => t.sites[0] === 'shopping').slice(0, 4);
+    const reddit = train.filter((t) => t.sites[0] === 'reddit').slice(0, 2);
+    const candidates = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), [...shopping, ...reddit]);
+    const runtime = await BrowserRuntime.start(config);
+    try {
+      const activities = createBrowserActivities({ ctx, runtime, models: new ModelCache(ctx) });
+      const result = await run(activities.filterTasksByCritic, { ...phase, candidates, critic: 'unused/critic.onnx', band: [0.05, 0.75] });
+      const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
+      assert.deepEqual(kept.map((t) => t.task_id), [shopping[0]!.task_id, shopping[2]!.task_id]);
+      assert.ok(Math.abs(result.meanValue - 0.4) < 1e-9, `mean critic value ${result.meanValue}`);
+      const record = await stack.store.getJson<{
+        verdicts: { task_id: string; feasible: boolean }[];
+        dropped: unknown[];
+        unjudged: unknown[];
+        failures: { site: string; reason: string; raw?: string }[];
+      }>(ctx.key(phase, 'tasks', 'feasibility.json'));
+      assert.equal(record.verdicts.length, 3);
+      assert.deepEqual(record.dropped, [shopping[1]!.task_id]);
+      assert.deepEqual(new Set(record.unjudged), new Set([shopping[3]!.task_id, ...reddit.map((t) => t.task_id)]));
+      const garbage = record.failures.find((f) => f.site === 'reddit');
+      assert.match(garbage?.reason ?? '', /no JSON/);
+      assert.equal(garbage?.raw, 'I am not sure, sorry.');
+      assert.ok(record.failures.some((f) => f.site === 'shopping' && /no valid verdict for 1 task/.test(f.reason)));
+      // Idempotent: a retry returns the published output without asking the judge again.
+      const asked = judge.requests.length;
+      assert.deepEqual(await run(activities.filterTasksByCritic, { ...phase, candidates, critic: 'unused/critic.onnx', band: [0.05, 0.75] }), result);
+      assert.equal(judge.requests.length, asked);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  test('chat task generation in generateTasks yields new WebArena tasks, deduplicated against known intents', async () => {
+    const { config } = await scope({});
+    const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+    const failed = train.filter((t) => t.sites[0] === 'shopping').slice(0, 2);
+    const knownTask = train.filter((t) => !failed.includes(t))[10]!;
+    const llm = await server((request) => {
+      const text = userText(request);
+      if (!text.startsWith('Website: shopping')) return { json: chatCompletion('[]', MODEL) };
+      const items = [
+        { intent: 'Find the cheapest blue kettle in the store and tell me its price', start_url: '__SHOPPING__', eval: { eval_types: ['string_match'], reference_answers: { must_include: ['$'] } } },
+        { intent: 'find the CHEAPEST blue kettle in the store, and tell me its price!', start_url: '__SHOPPING__' },
+        { intent: knownTask.intent, start_url: '__SHOPPING__' },
+        { intent: 'Add two bath towels to the shopping cart', start_url: '__SHOPPING__/towels' },
+        { intent: 'Open the admin dashboard please', start_url: 'http://elsewhere.example/' },
+        { nonsense: true },
+      ];
+      return { json: chatCompletion(JSON.stringify(items), MODEL) };
+    });
+    const { scope: generating } = await scope({ models: { taskGenerator: { backend: 'chat', ...endpoint(llm.url), turns: 1, tasksPerTurn: 6, fillWithEmbedded: false } } });
+    const failedTasks = await ctx.writeDataset(ctx.key(generating, 'failed.jsonl'), failed.map((t) => ({ ...t, start_url: '__SHOPPING__' })));
+    const activities = createControlActivities({ ctx });
+    const ref = await run(activities.generateTasks, { ...generating, failedTasks, count: 10, curriculum: true });
+    const tasks = await ctx.readDataset<WebArenaTask>(ref);
+    assert.deepEqual(tasks.map((t) => t.intent), ['Find the cheapest blue kettle in the store and tell me its price', 'Add two bath towels to the shopping cart']);
+    assert.deepEqual(tasks.map((t) => t.task_id), [1_100_000, 1_100_001]);
+    assert.deepEqual(tasks[0]!.eval.eval_types, ['string_match']);
+    assert.equal('eval' in tasks[1]!, false, 'a task the model gave no evaluator keeps none (the ORM scores it)');
+    assert.ok(tasks.every((t) => t.sites[0] === 'shopping'));
+    const record = await stack.store.getJson<{ generated: number; duplicates: string[]; failures: { reason: string }[] }>(ctx.key(generating, 'tasks', 'generation.json'));
+    assert.equal(record.generated, 2);
+    assert.deepEqual(record.duplicates, [knownTask.intent]);
+    assert.ok(record.failures.some((f) => /repeats an existing task/.test(f.reason)));
+    assert.ok(record.failures.some((f) => /is not on shopping/.test(f.reason)));
+    assert.ok(record.failures.some((f) => /item 5/.test(f.reason)));
+  });
+
+  test('scoreWithOrm rewards trajectories from the chat ORM and records a malformed verdict as reward 0', async () => {
+    const orm = await server((request) => {
+      const text = userText(request);
+      if (text.includes('refund')) return { json: chatCompletion('maybe', MODEL, [{ token: 'maybe', logprob: -0.1 }]) };
+      const yes = text.includes('Buy');
+      return { json: chatCompletion(yes ? 'YES' : 'NO', MODEL, [{ token: 'YES', logprob: yes ? -0.1 : -2.5 }, { token: 'NO', logprob: yes ? -2.5 : -0.1 }]) };
+    });
+    const { scope: phase } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
+    const intents = ['Buy the red mug', 'Count the open issues', 'Ask for a refund'];
+    const rows: TrajectoryIndexRow[] = [];
+    for (const [i, intent] of intents.entries()) {
+      const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${i}.json`);
+      const record: TrajectoryRecord = {
+        taskId: String(i), site: 'shopping', intent, score: i === 0 ? 1 : 0, steps: 1, answer: 'done', reason: 'exit', traceKey: `${trajectoryKey}.trace`,
+        rounds: [{ state: state(intent, 'x'), response: 'exit(message="done")' }],
+      };
+      await stack.store.putJson(trajectoryKey, record);
+      rows.push({ taskId: String(i), site: 'shopping', trajectoryKey, traceKey: record.traceKey, score: record.score, steps: 1, answer: 'done', reason: 'exit' });
+    }
+    const shard = await ctx.writeDataset(ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'index.jsonl'), rows);
+    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
+    assert.equal(result.successes, 1);
+    const rewards = await ctx.readDataset<RewardRow>(result.rewards);
+    assert.deepEqual(rewards.map((r) => r.reward), [1, 0, 0]);
+    assert.ok(rewards[0]!.pYes > 0.9 && rewards[1]!.pYes < 0.1);
+    const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'rewards-failures.json'));
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0]!.item, rows[2]!.trajectoryKey);
+    assert.match(failures[0]!.reason, /neither YES nor NO/);
+    // The endpoint saw the ORM prompt for every trajectory.
+    assert.equal(orm.requests.length, 3);
+    assert.match(userText(orm.requests[0]!), /^The User Intent:\n/);
+  });
+
+  test('the external trainer trains the critic under the standard key; a non-zero exit fails clearly', async () => {
+    const command = `${process.execPath} ${FAKE_TRAINER} --data {data} --init {init} --out {out}`;
+    const { scope: phase } = await scope({ models: { trainer: { backend: 'external', command } } });
+    const experience = await ctx.writeDataset(ctx.key(phase, 'experience.jsonl'), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+    const init = 'campaigns/backends-init/critic.onnx';
+    await stack.store.putJson(init, { weights: 'previous' });
+    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const result = await run(activities.trainCritic, { ...phase, experience, critic: init });
+    const key = ctx.key(phase, 'checkpoints', 'critic.onnx');
+    assert.equal(result.critic, key);
+    const manifest = await stack.store.readManifest<{ key: string }>(manifestKey(key));
+    assert.deepEqual(manifest?.objects.map((o) => o.key).sort(), [`${key}/model.onnx`, `${key}/tokenizer/vocab.json`]);
+    const log = await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`);
+    assert.ok(log.logTail.includes('loaded 3 examples'));
+
+    const failing = await scope({ models: { trainer: { backend: 'external', command: `${command} --mode fail` } } });
+    const data = await ctx.writeDataset(ctx.key(failing.scope, 'experience.jsonl'), [{ a: 1 }]);
+    await assert.rejects(run(activities.trainCritic, { ...failing.scope, experience: data, critic: init }), /exited with code 3[\s\S]*CUDA out of memory/);
+    assert.equal(await stack.store.readManifest(manifestKey(ctx.key(failing.scope, 'checkpoints', 'critic.onnx'))), undefined);
+  });
+
+  test('a curriculum phase with no failures to evolve from is topped up with unasked train tasks', async () => {
+    const { scope: phase, config } = await scope({}, 2);
+    const failedTasks = await ctx.writeDataset(ctx.key({ ...phase, phase: 1 }, 'failed-tasks.jsonl'), []);
+    const tasks = await ctx.readDataset<WebArenaTask>(await run(createControlActivities({ ctx }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }));
+    const trainIntents = new Set(ctx.split(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
+    assert.equal(tasks.length, 5);
+    assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
+  });
+
+  test('training on an empty experience set keeps the models it was given', async () => {
+    const { scope: phase } = await scope({});
+    const experience = await ctx.writeDataset(ctx.key(phase, 'experience.jsonl'), []);
+    const train = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const models = { critic: 'campaigns/x/phase-0/checkpoints/critic.onnx', actor: 'campaigns/x/phase-0/checkpoints/actor.onnx' };
+    assert.deepEqual(await run(train.trainCritic, { ...phase, experience, critic: models.critic }), { critic: models.critic, steps: 0 });
+    assert.deepEqual(await run(train.trainActor, { ...phase, experience, actor: models.actor, critic: models.critic }), { actor: models.actor, steps: 0 });
+  });
+});

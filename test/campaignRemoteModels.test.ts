@@ -1,0 +1,372 @@
+/**
+ * Campaign activities with a remote actor (OpenAI-compatible completions) and a user-supplied ONNX
+ * critic file, run directly in a mock activity context over the real MinIO, with real Chromium on the
+ * embedded sites. A local protocol server stands in for the LLM: it reads the WebRL prompt (intent,
+ * round, observation) and answers as a model would, so the actions it writes are executed for real.
+ */
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Observation } from '../browser/contract';
+import type { TraceRow } from '../browser/traces';
+import { createBrowserActivities } from '../activities/campaign/browserActivities';
+import { BrowserRuntime } from '../activities/campaign/browserRuntime';
+import { CampaignContext } from '../activities/campaign/context';
+import { createControlActivities } from '../activities/campaign/controlActivities';
+import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
+import { ModelCache } from '../activities/campaign/models';
+import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
+import { createTrainActivities } from '../activities/campaign/trainActivities';
+import { parseConfig } from '../config/load';
+import type { Config } from '../config/schema';
+import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
+import type { WebArenaTask } from '../env/tasks/schema';
+import { freePort } from '../infra/processes';
+import type { Actor } from '../models/actor';
+import { inMemoryModel, networkShape, saveModel } from '../models/checkpoint';
+import { Critic } from '../models/critic';
+import { createNetwork, PARAMETER_NAMES } from '../models/network';
+import { SeededRng } from '../models/rng';
+import type { ModelState } from '../models/state';
+import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
+import { activityRunner } from './harness/activityContext';
+import { startTestStack, type TestStack } from './harness/stack';
+import { chatCompletion, echoCompletion, promptLogprobsCompletion, startServer, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
+
+const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
+const MODEL = 'webrl-llama-test';
+/** A completions actor needs an external trainer (config/schema.ts); these tests never train. */
+const TRAINER = { backend: 'external', command: `${process.execPath} ${FAKE_TRAINER} --data {data} --out {out}` };
+/** Where the ONNX actor would be: nothing is stored there, and the model cache refuses it anyway. */
+const NO_ACTOR = 'campaigns/nowhere/actor.onnx';
+
+const run = activityRunner();
+
+/** A model cache for campaigns whose actor is remote: asking it for the ONNX actor is the bug. */
+class RemoteActorModels extends ModelCache {
+  actorRequests = 0;
+  override actor(key: string): Promise<Actor> {
+    this.actorRequests++;
+    return Promise.reject(new Error(`the ONNX actor ${key} was loaded for a campaign with a remote actor`));
+  }
+}
+
+/** An OpenAI legacy text_completion reply. */
+function textCompletion(text: string, model: string) {
+  return {
+    id: 'cmpl-test',
+    object: 'text_completion',
+    created: 1,
+    model,
+    choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+  };
+}
+
+/** What the completions policy sends, read back: the task's intent, the round, the current page. */
+function readPrompt(request: RecordedRequest): { intent: string; round: number; html: string; body: Record<string, unknown> } {
+  const body = request.body as Record<string, unknown>;
+  const prompt = String(body.prompt);
+  const intent = /^Task Instruction: (.*)\n/.exec(prompt)?.[1] ?? '';
+  const rounds = [...prompt.matchAll(/Round (\d+)\n\n<\|eot_id\|>/g)];
+  const last = rounds[rounds.length - 1]!;
+  return { intent, round: Number(last[1]), html: prompt.slice(last.index + last[0].length), body };
+}
+
+/** The model's answer to a "search the store" task: type the query into the search box, then exit. */
+function searchPlan(query: string, round: number, html: string): string {
+  if (round > 0) return 'exit(message="Done")';
+  const box = /<input id="(\d+)"[^>]*placeholder="Search entire store/.exec(html);
+  // Thrown here it would crash the server, not fail the test: a lost model fails the task instead.
+  if (!box) return 'I cannot find a search box on this page.';
+  return `# Element: the search box\ndo(action="Search", argument="${query}", element="${box[1]}")`;
+}
+
+describe('campaign activities with a remote completions actor and an ONNX-file critic', () => {
+  let stack: TestStack;
+  let ctx: CampaignContext;
+  let runtime: BrowserRuntime;
+  let sitePorts: Record<string, number>;
+  const servers: TestServer[] = [];
+  let campaigns = 0;
+
+  before(async () => {
+    stack = await startTestStack();
+    ctx = new CampaignContext(stack.store, join(stack.dir, 'work'));
+    // Free ports: the default WebArena ports may be taken by another test run on this machine.
+    sitePorts = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
+    // One browser and one embedded world for every test; the world seed is the same in every config.
+    runtime = await BrowserRuntime.start(parseConfig({ sites: { ports: sitePorts }, concurrency: { browserContexts: 1 } }));
+  });
+  after(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await runtime?.close();
+    await stack?.stop();
+  });
+
+  async function server(handle: (request: RecordedRequest) => Reply): Promise<TestServer> {
+    const started = await startServer(handle);
+    servers.push(started);
+    return started;
+  }
+
+  /** Stores a frozen campaign config and returns a phase scope that names it. */
+  async function scope(raw: Record<string, unknown>): Promise<{ scope: PhaseScope; config: Config }> {
+    const config = parseConfig({ ...raw, sites: { ports: sitePorts }, concurrency: { browserContexts: 1 }, s3: stack.config.s3, stack: stack.config.stack });
+    const campaignId = `remote-${++campaigns}`;
+    const configKey = `campaigns/${campaignId}/config.json`;
+    await stack.store.putJson(configKey, config);
+    return { scope: { campaignId, configKey, phase: 1, seed: 7 }, config };
+  }
+
+  const actorConfig = (url: string, extra: Record<string, unknown> = {}) => ({
+    backend: 'completions',
+    baseUrl: `${url}/v1`,
+    model: MODEL,
+    maxAttempts: 1,
+    retryDelayMs: 0,
+    timeoutMs: 10_000,
+    ...extra,
+  });
+
+  async function trajectories(ref: DatasetRef): Promise<{ row: TrajectoryIndexRow; record: TrajectoryRecord; trace: TraceRow[] }[]> {
+    const rows = await ctx.readDataset<TrajectoryIndexRow>(ref);
+    return Promise.all(
+      rows.map(async (row) => {
+        const trace: TraceRow[] = [];
+        for await (const step of stack.store.readJsonl<TraceRow>(row.traceKey)) trace.push(step);
+        return { row, record: await stack.store.getJson<TrajectoryRecord>(row.trajectoryKey), trace };
+      }),
+    );
+  }
+
+  test('runRolloutShard rolls out with the completions actor: answered actions run, garbage is a failed step', async () => {
+    const train = ctx.split(parseConfig({}).campaign.environment.worldSeed, 'train');
+    const search = train.find((t) => t.intent === 'Search for "racing wheel"')!;
+    const price = train.find((t) => t.sites[0] === 'shopping' && t.intent.startsWith('What is the price of'))!;
+    const actor = await server((request) => {
+      const { intent, round, html, body } = readPrompt(request);
+      if (intent === search.intent) return { json: textCompletion(searchPlan('racing wheel', round, html), String(body.model)) };
+      // A model that rambles first (no action in the grammar), then gives up.
+      return { json: textCompletion(round === 0 ? 'I think I should look at the page first. Let me see.' : 'exit(message="N/A")', String(body.model)) };
+    });
+    const { scope: phase } = await scope({
+      campaign: { environment: { maxSteps: 4 } },
+      models: { actor: actorConfig(actor.url, { maxTokens: 256 }), trainer: TRAINER },
+    });
+    const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), [search, price]);
+    const models = new RemoteActorModels(ctx);
+    const activities = createBrowserActivities({ ctx, runtime, models });
+    const input = { ...phase, purpose: 'train' as const, tasks, shard: 0, offset: 0, limit: 2, actor: NO_ACTOR, temperature: 0.7 };
+    const result = await run(activities.runRolloutShard, input);
+    assert.equal(result.trajectories.count, 2);
+    assert.equal(models.actorRequests, 0, 'the ONNX actor is never loaded');
+
+    const [good, garbage] = await trajectories(result.trajectories);
+    assert.equal(good!.row.taskId, String(search.task_id));
+    assert.deepEqual([good!.record.score, good!.record.reason, good!.record.steps, good!.record.answer], [1, 'exit', 2, 'Done']);
+    assert.equal(good!.trace[0]!.action?.kind, 'Search');
+    assert.deepEqual(good!.trace[0]!.execution, { ok: true });
+    assert.match(good!.trace[1]!.url, /catalogsearch\/result\/\?q=racing\+wheel/);
+    // The recorded rounds are what the trainer and ORM read: the states shown and the raw replies.
+    assert.equal(good!.record.rounds.length, 2);
+    assert.match(good!.record.rounds[0]!.response, /^# Element: the search box\ndo\(action="Search"/);
+    assert.equal(good!.record.rounds[1]!.state.history[0]!.response, good!.record.rounds[0]!.response);
+
+    assert.equal(garbage!.row.taskId, String(price.task_id));
+    assert.deepEqual([garbage!.record.score, garbage!.record.reason, garbage!.record.steps], [0, 'exit', 2]);
+    assert.equal(garbage!.trace[0]!.action, null);
+    assert.ok(garbage!.trace[0]!.parse_error, 'the unparseable reply is a recorded parse failure');
+    assert.equal(garbage!.trace[0]!.execution, null);
+    assert.equal(garbage!.record.rounds[0]!.response, 'I think I should look at the page first. Let me see.');
+
+    // The endpoint got the WebRL prompt with the rollout's sampling settings.
+    assert.equal(actor.requests.length, 4);
+    const body = actor.requests[0]!.body as Record<string, unknown>;
+    assert.equal(actor.requests[0]!.url, '/v1/completions');
+    assert.deepEqual([body.model, body.temperature, body.max_tokens, body.stop], [MODEL, 0.7, 256, ['<|eot_id|>']]);
+    assert.ok(String(body.prompt).endsWith('<|start_header_id|>assistant<|end_header_id|>\n'));
+
+    // A retried shard returns the published result without asking the model again.
+    assert.deepEqual(await run(activities.runRolloutShard, input), result);
+    assert.equal(actor.requests.length, 4);
+  });
+
+  test('filterExperience scores replay log-probs on the completions actor and records an unscorable row', async () => {
+    // The toy model: every prompt token costs a fixed log-prob that the replayed intent picks.
+    const logprobOf = (intent: string) => (intent.includes('alien') ? -3 : intent.includes('mastered') ? -0.001 : -0.1);
+    const scorer = await server((request) => {
+      const body = request.body as { prompt: string; model: string; echo?: boolean };
+      const intent = /^Task Instruction: (.*)\n/.exec(body.prompt)?.[1] ?? '';
+      if (intent.includes('overlong')) {
+        return { status: 400, json: { error: { message: "This model's maximum context length is 8192 tokens", type: 'invalid_request_error' } } };
+      }
+      const lp = logprobOf(intent);
+      if (body.echo) {
+        const reply = echoCompletion(body.prompt, body.model);
+        const logprobs = reply.choices[0]!.logprobs;
+        logprobs.token_logprobs = logprobs.token_logprobs.map((value) => (value === null ? null : lp));
+        return { json: reply };
+      }
+      const reply = promptLogprobsCompletion(body.prompt, body.model);
+      for (const entry of reply.choices[0]!.prompt_logprobs) for (const token of Object.values(entry ?? {})) token.logprob = lp;
+      return { json: reply };
+    });
+
+    const page = (text: string) => ({ url: 'http://127.0.0.1/', title: 'page', html: `<html><body>${text}</body></html>`, elements: [] }) as Observation;
+    const state = (intent: string, history: string[] = []): ModelState => ({
+      intent,
+      history: history.map((response) => ({ response, action: null })),
+      observation: page(intent),
+    });
+    const replayRow = (taskId: string, intent: string): ExperienceRow => ({
+      taskId, state: state(intent), response: 'do(action="Click", element="3")', nextState: null, reward: 1, mcReturn: 1,
+    });
+    const buffer = [
+      replayRow('900', 'a familiar replayed task'),
+      replayRow('901', 'an alien replayed task'),
+      replayRow('902', 'a mastered replayed task'),
+      replayRow('903', 'an overlong replayed task'),
+    ];
+
+    for (const mode of ['echo', 'prompt_logprobs'] as const) {
+      const { scope: phase, config } = await scope({ models: { actor: actorConfig(scorer.url, { mode }), trainer: TRAINER } });
+      const [won, lost] = ctx.split(config.campaign.environment.worldSeed, 'train').slice(0, 2) as [WebArenaTask, WebArenaTask];
+      const rollouts: [WebArenaTask, number, string[]][] = [[won, 1, ['do(action="Click", element="1")', 'exit(message="42")']], [lost, 0, ['exit(message="N/A")']]];
+      const rewards: RewardRow[] = [];
+      for (const [task, reward, responses] of rollouts) {
+        const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${task.task_id}.json`);
+        const record: TrajectoryRecord = {
+          taskId: String(task.task_id), site: 'shopping', intent: task.intent, score: reward, steps: responses.length, answer: null, reason: 'exit',
+          traceKey: `${trajectoryKey}.trace`,
+          rounds: responses.map((response, t) => ({ state: state(task.intent, responses.slice(0, t)), response })),
+        };
+        await stack.store.putJson(trajectoryKey, record);
+        rewards.push({ taskId: record.taskId, site: 'shopping', trajectoryKey, reward, pYes: reward ? 0.9 : 0.1, score: reward });
+      }
+      const before = scorer.requests.length;
+      const models = new RemoteActorModels(ctx);
+      const activities = createTrainActivities({ ctx, models });
+      const result = await run(activities.filterExperience, {
+        ...phase,
+        rewards: await ctx.writeDataset(ctx.key(phase, 'rewards.jsonl'), rewards),
+        tasks: await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), [won, lost]),
+        replayBuffer: await ctx.writeDataset(ctx.key(phase, 'replay-in.jsonl'), buffer),
+        actor: NO_ACTOR,
+        rankBand: [0.5, 0.95],
+        cap: 2,
+      });
+      assert.equal(models.actorRequests, 0, `${mode}: the ONNX actor is never loaded`);
+      // Ranks: exp(-0.1) = 0.90 is in the band; exp(-3) is alien, exp(-0.001) mastered; 903 failed.
+      assert.deepEqual([result.currentSteps, result.replayedSteps], [3, 1], mode);
+      const experience = await ctx.readDataset<ExperienceRow>(result.experience);
+      assert.deepEqual(experience.map((row) => row.taskId), [String(won.task_id), String(won.task_id), String(lost.task_id), '900'], mode);
+      const replay = await ctx.readDataset<ExperienceRow>(result.replayBuffer);
+      assert.deepEqual(replay.map((row) => row.taskId), ['900', '901', '902', '903', String(won.task_id), String(won.task_id)], mode);
+      assert.deepEqual((await ctx.readDataset<WebArenaTask>(result.failedTasks)).map((t) => t.task_id), [lost.task_id], mode);
+      const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'replay-logprob-failures.json'));
+      assert.equal(failures.length, 1, mode);
+      assert.equal(failures[0]!.item, '903#3');
+      assert.match(failures[0]!.reason, /400[\s\S]*maximum context length/);
+
+      // Every replayed step was sent once, as the WebRL prompt followed by the action, in this mode.
+      const sent = scorer.requests.slice(before).map((request) => request.body as Record<string, unknown>);
+      assert.equal(sent.length, buffer.length, mode);
+      for (const body of sent) {
+        assert.ok(String(body.prompt).endsWith(`<|start_header_id|>assistant<|end_header_id|>\n${buffer[0]!.response}`));
+        if (mode === 'echo') assert.deepEqual([body.echo, body.logprobs, body.max_tokens], [true, 1, 0]);
+        else assert.deepEqual([body.prompt_logprobs, body.max_tokens], [0, 1]);
+      }
+    }
+  });
+
+  test('filterTasksByCritic with an onnx-file critic matches the embedded critic on the real start page', async () => {
+    // A small critic checkpoint saved by the project's checkpoint code, with random (seeded) weights.
+    const network = createNetwork(networkShape('critic', 4), 5);
+    const rng = new SeededRng(5);
+    for (const name of PARAMETER_NAMES) for (let i = 0; i < network.params[name].length; i++) network.params[name][i] = (rng.next() - 0.5) * 0.6;
+    const dir = join(stack.dir, 'critic-file');
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, 'critic.onnx');
+    await saveModel(path, network, { kind: 'critic', seed: 5, training: { data: [], objective: 'critic', steps: 0, examples: 0, hyperparameters: {} }, metrics: {} });
+
+    const { scope: phase, config } = await scope({ models: { critic: { backend: 'onnx-file', path } } });
+    // Tasks of different templates, all starting on the shopping home page: one page, several intents.
+    const byTemplate = new Map<number | undefined, WebArenaTask>();
+    for (const task of ctx.split(config.campaign.environment.worldSeed, 'train')) {
+      if (task.start_url === '__SHOPPING__' && !byTemplate.has(task.intent_template_id)) byTemplate.set(task.intent_template_id, task);
+    }
+    const candidates = [...byTemplate.values()].slice(0, 4);
+
+    // The values the embedded critic gives the same network on the start page, seen here independently.
+    const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
+    let home: Observation | undefined;
+    await runtime.pool.runEpisode({
+      task: toEpisodeTask(candidates[0]!, sites.urls),
+      environment: new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: candidates }),
+      policy: {
+        name: 'look',
+        async act({ observation }) {
+          home = observation;
+          return { response: 'exit(message="")', prompt: '' };
+        },
+      },
+      options: { maxSteps: 1 },
+    });
+    assert.ok(home, 'the start page was observed');
+    const expected = await new Critic(inMemoryModel(network, 'critic')).values(candidates.map((t) => ({ intent: t.intent, history: [], observation: home! })));
+    // A band [low, 1] between the second and third best heads keeps exactly the best two tasks.
+    const best = expected.map((v) => Math.max(v.v1, v.v2));
+    const sorted = [...best].sort((a, b) => b - a);
+    assert.ok(sorted[1]! - sorted[2]! > 1e-4, `the random critic separates the tasks: ${sorted.join(', ')}`);
+    const low = (sorted[1]! + sorted[2]!) / 2;
+
+    const models = new ModelCache(ctx);
+    const activities = createBrowserActivities({ ctx, runtime, models });
+    const result = await run(activities.filterTasksByCritic, { ...phase, candidates: await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates), critic: 'campaigns/nowhere/critic.onnx', band: [low, 1] });
+    const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
+    assert.deepEqual(kept.map((t) => t.task_id), candidates.filter((_, i) => best[i]! >= low).map((t) => t.task_id));
+    assert.equal(kept.length, 2);
+    const recorded = await stack.store.getJson<{ taskId: number; v1: number; v2: number; value: number }[]>(ctx.key(phase, 'tasks', 'critic-values.json'));
+    recorded.forEach((v, i) => {
+      assert.equal(v.taskId, candidates[i]!.task_id);
+      assert.ok(Math.abs(v.v1 - expected[i]!.v1) < 1e-5 && Math.abs(v.v2 - expected[i]!.v2) < 1e-5, `task ${v.taskId}: ${JSON.stringify(v)} vs ${JSON.stringify(expected[i])}`);
+    });
+    const mean = expected.reduce((sum, v) => sum + v.value, 0) / expected.length;
+    assert.ok(Math.abs(result.meanValue - mean) < 1e-5, `mean critic value ${result.meanValue} vs ${mean}`);
+    assert.equal(await stack.store.tryGetJson(ctx.key(phase, 'tasks', 'critic-failures.json')), undefined);
+  });
+
+  test('a generated task without an evaluator rolls out with evaluator score 0', async () => {
+    const intent = 'Look up racing wheels with the store search';
+    const generator = await server(() => ({ json: chatCompletion(JSON.stringify([{ intent, start_url: '__SHOPPING__' }]), MODEL) }));
+    const actor = await server((request) => {
+      const { round, html, body } = readPrompt(request);
+      return { json: textCompletion(searchPlan('racing wheel', round, html), String(body.model)) };
+    });
+    const chat = { baseUrl: `${generator.url}/v1`, model: MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 5_000 };
+    const { scope: phase, config } = await scope({
+      campaign: { environment: { maxSteps: 4 } },
+      models: { actor: actorConfig(actor.url), trainer: TRAINER, taskGenerator: { backend: 'chat', ...chat, turns: 1, tasksPerTurn: 1, fillWithEmbedded: false } },
+    });
+    // The generated task, as the chat generator makes it in a real phase.
+    const failed = ctx.split(config.campaign.environment.worldSeed, 'train').filter((t) => t.start_url === '__SHOPPING__').slice(0, 1);
+    const failedTasks = await ctx.writeDataset(ctx.key(phase, 'failed.jsonl'), failed);
+    const generated = await run(createControlActivities({ ctx }).generateTasks, { ...phase, failedTasks, count: 1, curriculum: true });
+    const [task] = await ctx.readDataset<WebArenaTask>(generated);
+    assert.equal(task?.intent, intent);
+    assert.equal('eval' in task!, false, 'the generated task has no evaluator');
+
+    const activities = createBrowserActivities({ ctx, runtime, models: new RemoteActorModels(ctx) });
+    const result = await run(activities.runRolloutShard, { ...phase, purpose: 'train', tasks: generated, shard: 0, offset: 0, limit: 1, actor: NO_ACTOR, temperature: 1 });
+    const [only] = await trajectories(result.trajectories);
+    // The same actions score 1 on the evaluated "Search for" task above; here there is no ground truth.
+    assert.deepEqual([only!.record.score, only!.record.reason, only!.record.steps, only!.record.answer], [0, 'exit', 2, 'Done']);
+    assert.deepEqual(only!.trace[0]!.execution, { ok: true });
+    assert.match(only!.trace[1]!.url, /catalogsearch\/result\/\?q=racing\+wheel/);
+    assert.equal(only!.record.intent, intent);
+    assert.equal(only!.row.taskId, String(task!.task_id));
+  });
+});
