@@ -6,7 +6,7 @@
 import { createOpenAIPolicy } from '../../browser/policies/openai';
 import type { Policy } from '../../browser/policies/policy';
 import type { ModelsConfig } from '../../config/schema';
-import { loadModelSecrets, SECRET_ENV, type ModelSecrets } from '../../config/secrets';
+import { SECRET_ENV, type ModelSecrets } from '../../config/secrets';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../../models/actor';
 import type { StateValueFunction } from '../../models/critic';
 import type { OrmVerdict, OutcomeJudge } from '../../models/orm';
@@ -25,10 +25,6 @@ export interface BackendFailure {
   /** What was asked about (a trajectory key, a task id, a replay row). */
   item: string;
   reason: string;
-}
-
-export function modelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSecrets {
-  return loadModelSecrets(env);
 }
 
 export function chatOptions(endpoint: Endpoint, secrets: ModelSecrets, signal?: AbortSignal): ChatOptions {
@@ -55,20 +51,30 @@ export function remoteOrm(models: ModelsConfig, secrets: ModelSecrets, signal?: 
   });
 }
 
+/** Runs `work` item by item: an item whose call fails is null in the results and recorded, never thrown. */
+async function itemByItem<T extends { id: string }, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<R>,
+): Promise<{ results: (R | null)[]; failures: BackendFailure[] }> {
+  const settled = await mapSettled(items, concurrency, work);
+  const failures: BackendFailure[] = [];
+  const results = settled.map((result, i) => {
+    if (result.ok) return result.value;
+    failures.push({ item: items[i]!.id, reason: result.reason });
+    return null;
+  });
+  return { results, failures };
+}
+
 /** Judges each state on its own, so one unusable reply costs one verdict (null), recorded as a failure. */
 export async function judgeEach(
   judge: OutcomeJudge,
   states: readonly { id: string; state: ModelState }[],
   concurrency: number,
 ): Promise<{ verdicts: (OrmVerdict | null)[]; failures: BackendFailure[] }> {
-  const settled = await mapSettled(states, concurrency, async ({ state }) => (await judge.judge([state]))[0]!);
-  const failures: BackendFailure[] = [];
-  const verdicts = settled.map((result, i) => {
-    if (result.ok) return result.value;
-    failures.push({ item: states[i]!.id, reason: result.reason });
-    return null;
-  });
-  return { verdicts, failures };
+  const { results, failures } = await itemByItem(states, concurrency, async ({ state }) => (await judge.judge([state]))[0]!);
+  return { verdicts: results, failures };
 }
 
 /** The remote actor's scorer, or undefined for the embedded actor. */
@@ -84,14 +90,8 @@ export async function logProbsEach(
   items: readonly (ScoredAction & { id: string })[],
   concurrency: number,
 ): Promise<{ logProbs: (ActionLogProb | null)[]; failures: BackendFailure[] }> {
-  const settled = await mapSettled(items, concurrency, async ({ state, response }) => (await scorer.logProbs([{ state, response }]))[0]!);
-  const failures: BackendFailure[] = [];
-  const logProbs = settled.map((result, i) => {
-    if (result.ok) return result.value;
-    failures.push({ item: items[i]!.id, reason: result.reason });
-    return null;
-  });
-  return { logProbs, failures };
+  const { results, failures } = await itemByItem(items, concurrency, async ({ state, response }) => (await scorer.logProbs([{ state, response }]))[0]!);
+  return { logProbs: results, failures };
 }
 
 /**

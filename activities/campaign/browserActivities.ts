@@ -4,6 +4,7 @@
  * keys from its scope and returns the published manifest when one exists.
  */
 import { Context } from '@temporalio/activity';
+import { loadModelSecrets } from '../../config/secrets';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
@@ -16,7 +17,7 @@ import { createActorPolicy } from '../../models/actorPolicy';
 import type { CriticValues } from '../../models/critic';
 import { mapSettled } from '../../models/remote/concurrency';
 import { judgeFeasibility } from '../../models/remote/feasibility';
-import { chatOptions, modelSecrets, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
+import { chatOptions, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
 import { deriveSeed } from '../../models/rng';
 import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
@@ -134,7 +135,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input.configKey);
         const candidates = await ctx.readDataset<WebArenaTask>(input.candidates);
-        const secrets = modelSecrets();
+        const secrets = loadModelSecrets();
         const signal = Context.current().cancellationSignal;
         const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));
         const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);

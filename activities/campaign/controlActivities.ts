@@ -4,10 +4,11 @@
  * the evaluation summary, and the phase manifest, written last.
  */
 import { Context } from '@temporalio/activity';
+import { loadModelSecrets } from '../../config/secrets';
 import { Rng } from '../../env/random';
 import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
 import type { ModelsConfig } from '../../config/schema';
-import { chatOptions, modelSecrets } from './backends';
+import { chatOptions } from './backends';
 import { evolveTasks } from '../../env/tasks/evolve';
 import { webArenaTaskSchema, type WebArenaTask } from '../../env/tasks/schema';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
@@ -52,7 +53,7 @@ async function generateWithChat(
   }));
   if (sites.length === 0 || request.count <= 0) return { tasks: [], duplicates: [], failures: [] };
   const result = await generateTasksWithLlm(sites, {
-    ...chatOptions(generator, modelSecrets(), Context.current().cancellationSignal),
+    ...chatOptions(generator, loadModelSecrets(), Context.current().cancellationSignal),
     idPrefix: request.label,
     turns: generator.turns,
     tasksPerTurn: generator.tasksPerTurn,

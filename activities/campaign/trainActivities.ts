@@ -4,6 +4,7 @@
  * thread; each training checkpoint is uploaded, so a job killed midway resumes from it on any host.
  */
 import { Context } from '@temporalio/activity';
+import { loadModelSecrets } from '../../config/secrets';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WebArenaTask } from '../../env/tasks/schema';
@@ -20,7 +21,7 @@ import { datasetObject, withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { finalState, monteCarloReturn, type ModelCache } from './models';
-import { judgeEach, logProbsEach, modelSecrets, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
+import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
 
@@ -201,7 +202,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     async scoreWithOrm(input) {
       return ctx.once(ctx.key(input, 'rewards'), async () => {
         const config = await ctx.config(input.configKey);
-        const remote = remoteOrm(config.models, modelSecrets(), Context.current().cancellationSignal);
+        const remote = remoteOrm(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         const rows = (await Promise.all(input.shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
         const all = await records(input.shards);
         const states = all.map((record) => finalState(record));
@@ -254,7 +255,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         // nor alien (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps.
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input.configKey);
-        const scorer = remoteActorScorer(config.models, modelSecrets(), Context.current().cancellationSignal);
+        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         let logProbs: (ActionLogProb | null)[];
         if (scorer && config.models.actor.backend === 'completions') {
           // A replay step the server cannot score is left out of this phase's replay (and recorded).
