@@ -7,10 +7,10 @@
  *     (parallel shards count once), i.e. what orchestration adds around the work.
  *   - campaign.history_max_events: the largest history of any run of a campaign of many tiny phases.
  * Each seed's ablation continues from its curriculum campaign's SFT phase (`--from`), so both arms
- * start from the same phase 0. Episodes are capped at --max-steps (15 here, WebRL uses 30) to keep
- * the run in the tens of minutes on a laptop.
- * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 40] [--test-tasks 50]
- *   [--demo-tasks 100] [--max-steps 15] [--history-phases 20]
+ * start from the same phase 0. Episodes are capped at --max-steps (12 here, WebRL uses 30) so that
+ * the learning curves take about 50 minutes on 2 cores, and the 20-phase history run about 20 more.
+ * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 30] [--test-tasks 40]
+ *   [--demo-tasks 60] [--max-steps 12] [--history-phases 20]
  */
 import { parseArgs } from 'node:util';
 import { campaignWorkflowId, startCampaign, type ForkPoint } from '../campaign/control';
@@ -25,10 +25,10 @@ const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '3' },
     phases: { type: 'string', default: '3' },
-    tasks: { type: 'string', default: '40' },
-    'test-tasks': { type: 'string', default: '50' },
-    'demo-tasks': { type: 'string', default: '100' },
-    'max-steps': { type: 'string', default: '15' },
+    tasks: { type: 'string', default: '30' },
+    'test-tasks': { type: 'string', default: '40' },
+    'demo-tasks': { type: 'string', default: '60' },
+    'max-steps': { type: 'string', default: '12' },
     'history-phases': { type: 'string', default: '20' },
   },
 });
