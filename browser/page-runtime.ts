@@ -8,6 +8,7 @@
  * node, ids continue in document order, boxes are in top-viewport coordinates). Cross-origin iframes
  * cannot be read from the page; each is one opaque clickable `<iframe>`. Shadow DOM is not entered.
  */
+import type { ObservedElement } from './contract';
 
 /** One printed element of the annotated tree; strings are visible text runs. */
 export interface AnnotatedNode {
@@ -21,19 +22,8 @@ export interface AnnotatedNode {
   structural?: boolean;
 }
 
-export interface AnnotatedElement {
-  id: number;
-  tag: string;
-  role?: string;
-  text: string;
-  fullText: string;
-  attributes: Record<string, string>;
-  bbox: [number, number, number, number];
-  value?: string;
-  checked?: boolean;
-  selectedOption?: string;
-  options?: string[];
-}
+/** An observed element as the page reports it: the page always knows the element's full text. */
+export type AnnotatedElement = ObservedElement & { fullText: string };
 
 export interface AnnotationResult {
   url: string;

@@ -134,26 +134,20 @@ export function registerCampaignCommands(program: Command): void {
     withClient(flags, async (client, _settings, name) => say(describeProgress(await campaignProgress(client, name)))),
   );
 
-  withCommon(campaign.command('pause').description('pause before the next activity')).action(async (flags: CommonFlags) =>
-    withClient(flags, async (client, _settings, name) => {
-      await pauseCampaign(client, name);
-      say(`campaign ${name} pauses before its next activity`);
-    }),
-  );
-
-  withCommon(campaign.command('resume').description('resume a paused campaign')).action(async (flags: CommonFlags) =>
-    withClient(flags, async (client, _settings, name) => {
-      await resumeCampaign(client, name);
-      say(`campaign ${name} resumed`);
-    }),
-  );
-
-  withCommon(campaign.command('stop').description('stop after the current phase is published')).action(async (flags: CommonFlags) =>
-    withClient(flags, async (client, _settings, name) => {
-      await stopCampaignAfterPhase(client, name);
-      say(`campaign ${name} stops after its current phase`);
-    }),
-  );
+  // Signals: each names the campaign's next state once it is sent.
+  const signals = [
+    ['pause', 'pause before the next activity', pauseCampaign, 'pauses before its next activity'],
+    ['resume', 'resume a paused campaign', resumeCampaign, 'resumed'],
+    ['stop', 'stop after the current phase is published', stopCampaignAfterPhase, 'stops after its current phase'],
+  ] as const;
+  for (const [command, description, send, outcome] of signals) {
+    withCommon(campaign.command(command).description(description)).action(async (flags: CommonFlags) =>
+      withClient(flags, async (client, _settings, name) => {
+        await send(client, name);
+        say(`campaign ${name} ${outcome}`);
+      }),
+    );
+  }
 
   withCommon(campaign.command('retry-phase').description('re-run the failed phase from its inputs')).action(async (flags: CommonFlags) =>
     withClient(flags, async (client, _settings, name) => {
