@@ -9,8 +9,10 @@
  * Each seed's ablation continues from its curriculum campaign's SFT phase (`--from`), so both arms
  * start from the same phase 0. Episodes are capped at --max-steps (12 here, WebRL uses 30) so that
  * the learning curves take about 50 minutes on 2 cores, and the 20-phase history run about 20 more.
+ * `--reward evaluator` rewards rollouts by the tasks' evaluators instead of the ORM (campaign.reward),
+ * which separates the ORM's errors from the rest of the loop.
  * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 30] [--test-tasks 40]
- *   [--demo-tasks 60] [--max-steps 12] [--history-phases 20]
+ *   [--demo-tasks 60] [--max-steps 12] [--history-phases 20] [--reward orm|evaluator]
  */
 import { parseArgs } from 'node:util';
 import { campaignWorkflowId, startCampaign, type ForkPoint } from '../campaign/control';
@@ -30,6 +32,7 @@ const { values } = parseArgs({
     'demo-tasks': { type: 'string', default: '60' },
     'max-steps': { type: 'string', default: '12' },
     'history-phases': { type: 'string', default: '20' },
+    reward: { type: 'string', default: 'orm' },
   },
 });
 const seeds = Number(values.seeds);
@@ -110,7 +113,7 @@ try {
     const curriculumName = `bench-curriculum-${seed}`;
     for (const curriculum of [true, false]) {
       const name = curriculum ? curriculumName : `bench-ablation-${seed}`;
-      const config = campaignConfig(name, seed, { phases, phase: { ...phase, curriculum }, environment });
+      const config = campaignConfig(name, seed, { phases, phase: { ...phase, curriculum }, environment, reward: values.reward });
       const run = await runCampaign(config, curriculum ? undefined : { campaign: curriculumName, phase: 0 });
       wall += run.wall;
       busy += run.busy;

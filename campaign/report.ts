@@ -2,14 +2,34 @@
  * The campaign report, from the phase manifests alone: a per-phase table for the terminal and a
  * success-rate chart (SVG) with one line overall and one per site.
  */
+import type { RewardRow } from '../activities/campaign/trainActivities';
+import type { ArtifactStore } from '../storage/artifactStore';
 import type { PhaseSummary } from '../workflows/campaignTypes';
+import type { PhaseManifestData } from './manifest';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-export function renderPhaseTableText(summaries: PhaseSummary[]): string {
+/**
+ * How often the ORM's verdict (P(YES) >= 0.5) matched the evaluator on a phase's rollouts, over the
+ * trajectories whose task has an evaluator; null when none has. Rows written before rewards recorded
+ * `graded` count as graded.
+ */
+export async function ormAgreement(store: ArtifactStore, phase: PhaseManifestData): Promise<number | null> {
+  let graded = 0;
+  let agreed = 0;
+  for await (const row of store.readJsonl<RewardRow>(phase.artifacts.rewards.key)) {
+    if (row.graded === false) continue;
+    graded++;
+    if (row.pYes >= 0.5 === row.score >= 1) agreed++;
+  }
+  return graded === 0 ? null : agreed / graded;
+}
+
+/** The per-phase table; `agreement` (ormAgreement of each summary's phase) adds the ORM-vs-evaluator column. */
+export function renderPhaseTableText(summaries: PhaseSummary[], agreement?: (number | null)[]): string {
   const sites = [...new Set(summaries.flatMap((s) => Object.keys(s.perSite)))].sort();
-  const header = ['phase', 'test success', ...sites, 'tasks kept', 'trajectories', 'rollout succ.', 'replayed'];
-  const rows = summaries.map((s) => [
+  const header = ['phase', 'test success', ...sites, 'tasks kept', 'trajectories', 'rollout succ.', 'replayed', ...(agreement ? ['ORM = evaluator'] : [])];
+  const rows = summaries.map((s, i) => [
     s.phase === 0 ? '0 (SFT)' : String(s.phase),
     percent(s.successRate),
     ...sites.map((site) => (site in s.perSite ? percent(s.perSite[site]!) : '-')),
@@ -17,6 +37,7 @@ export function renderPhaseTableText(summaries: PhaseSummary[]): string {
     String(s.trajectories),
     String(s.rolloutSuccesses),
     String(s.replayedSteps),
+    ...(agreement ? [agreement[i] == null ? '-' : percent(agreement[i])] : []),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');

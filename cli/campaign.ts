@@ -18,7 +18,7 @@ import {
 } from '../campaign/control';
 import { readPhaseManifests } from '../campaign/manifest';
 import { runMainJob } from '../campaign/mainJob';
-import { renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
+import { ormAgreement, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
 import { loadSettings, type Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
@@ -74,7 +74,8 @@ export async function writeReport(settings: Settings, name: string, svgPath: str
     if (!manifests.length) return `campaign ${name} has no published phase yet`;
     const summaries = manifests.map((m) => m.data.summary);
     await writeFile(svgPath, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
-    return `${renderPhaseTableText(summaries)}\n\nchart: ${svgPath}`;
+    const agreement = await Promise.all(manifests.map((m) => ormAgreement(store, m.data)));
+    return `${renderPhaseTableText(summaries, agreement)}\n\nchart: ${svgPath}`;
   } finally {
     store.destroy();
   }

@@ -116,6 +116,15 @@ export const TrainingSchema = z.strictObject({
   criticEpochs: z.number().int().min(1).max(1000).default(2),
   actorEpochs: z.number().int().min(1).max(1000).default(2),
   batchSize: z.number().int().min(1).max(4096).default(16),
+  /** Adam learning rates of the embedded trainer, per objective; unset = the trainer's defaults. */
+  learningRates: z
+    .strictObject({
+      'actor-sft': z.number().positive().max(1).optional(),
+      'actor-webrl': z.number().positive().max(1).optional(),
+      critic: z.number().positive().max(1).optional(),
+      orm: z.number().positive().max(1).optional(),
+    })
+    .default({}),
   /** Steps between durable training checkpoints (uploaded to the store). */
   checkpointEvery: z.number().int().min(1).default(200),
 });
@@ -126,6 +135,11 @@ export const CampaignSchema = z.strictObject({
   /** RL phases after SFT (phase 0). */
   phases: z.number().int().min(0).max(1000).default(3),
   phase: PhaseSettingsSchema.default(PhaseSettingsSchema.parse({})),
+  /**
+   * What rewards a rollout: `orm`, the outcome reward model on every trajectory (WebRL); or
+   * `evaluator`, the environment's evaluator where the task has one and the ORM where it has none.
+   */
+  reward: z.enum(['orm', 'evaluator']).default('orm'),
   environment: EnvironmentSchema.default(EnvironmentSchema.parse({})),
   training: TrainingSchema.default(TrainingSchema.parse({})),
 });

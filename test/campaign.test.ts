@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -203,6 +203,16 @@ describe('the durable campaign on the real stack', () => {
       }
       const phase2 = activityStarts(runs[2]!);
       assert.equal(phase2.get('trainActor')?.length, 2, 'the failed training ran again after retry-phase');
+
+      // The report: the per-phase table (with how often the ORM agreed with the evaluators) and the chart.
+      const chart = join(stack.dir, 'report.svg');
+      const report = await execFileAsync(process.execPath, [WEBRL, 'campaign', 'report', '-c', configFile, '-o', chart], { env: { ...process.env, ...stack.env } });
+      const table = report.stdout.split('\n');
+      assert.match(table[0]!, /phase\s+test success.*ORM = evaluator/);
+      for (const phase of ['0 (SFT)', '1', '2']) {
+        assert.ok(table.some((line) => line.trimStart().startsWith(`${phase} `) && /\d+\.\d%$/.test(line)), `no row for phase ${phase} in\n${report.stdout}`);
+      }
+      assert.match(await readFile(chart, 'utf8'), /^<svg[^>]*>[\s\S]*<\/svg>\s*$/);
       if (process.env.WEBRL_RECORD_HISTORIES) await recordHistories(stack, NAME, runs, process.env.WEBRL_RECORD_HISTORIES);
     } finally {
       stop.abort();

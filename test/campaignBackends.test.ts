@@ -172,31 +172,41 @@ describe('campaign activities with remote model backends', () => {
     assert.ok(record.failures.some((f) => /item 5/.test(f.reason)));
   });
 
-  test('scoreWithOrm rewards trajectories from the chat ORM and records a malformed verdict as reward 0', async () => {
-    const orm = await server((request) => {
+  /** A chat ORM that says YES to intents with "Buy", garbage to "refund", and NO otherwise. */
+  const chatOrm = () =>
+    server((request) => {
       const text = userText(request);
       if (text.includes('refund')) return { json: chatCompletion('maybe', MODEL, [{ token: 'maybe', logprob: -0.1 }]) };
       const yes = text.includes('Buy');
       return { json: chatCompletion(yes ? 'YES' : 'NO', MODEL, [{ token: 'YES', logprob: yes ? -0.1 : -2.5 }, { token: 'NO', logprob: yes ? -2.5 : -0.1 }]) };
     });
-    const { scope: phase } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
-    const intents = ['Buy the red mug', 'Count the open issues', 'Ask for a refund'];
+
+  /** One stored one-step trajectory per item, in one rollout shard of `phase`. */
+  async function rolloutShard(phase: PhaseScope, items: { intent: string; score: number; graded: boolean }[]) {
     const rows: TrajectoryIndexRow[] = [];
-    for (const [i, intent] of intents.entries()) {
+    for (const [i, { intent, score, graded }] of items.entries()) {
       const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${i}.json`);
       const record: TrajectoryRecord = {
-        taskId: String(i), site: 'shopping', intent, score: i === 0 ? 1 : 0, steps: 1, answer: 'done', reason: 'exit', traceKey: `${trajectoryKey}.trace`,
+        taskId: String(i), site: 'shopping', intent, score, graded, steps: 1, answer: 'done', reason: 'exit', traceKey: `${trajectoryKey}.trace`,
         rounds: [{ state: state(intent, 'x'), response: 'exit(message="done")' }],
       };
       await stack.store.putJson(trajectoryKey, record);
-      rows.push({ taskId: String(i), site: 'shopping', trajectoryKey, traceKey: record.traceKey, score: record.score, steps: 1, answer: 'done', reason: 'exit' });
+      rows.push({ taskId: String(i), site: 'shopping', trajectoryKey, traceKey: record.traceKey, score, steps: 1, answer: 'done', reason: 'exit' });
     }
-    const shard = await ctx.writeDataset(ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'index.jsonl'), rows);
+    return { rows, shard: await ctx.writeDataset(ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'index.jsonl'), rows) };
+  }
+
+  test('scoreWithOrm rewards trajectories from the chat ORM and records a malformed verdict as reward 0', async () => {
+    const orm = await chatOrm();
+    const { scope: phase } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
+    const intents = ['Buy the red mug', 'Count the open issues', 'Ask for a refund'];
+    const { rows, shard } = await rolloutShard(phase, intents.map((intent, i) => ({ intent, score: i === 0 ? 1 : 0, graded: true })));
     const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
     const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
     assert.equal(result.successes, 1);
     const rewards = await ctx.readDataset<RewardRow>(result.rewards);
     assert.deepEqual(rewards.map((r) => r.reward), [1, 0, 0]);
+    assert.ok(rewards.every((r) => r.rewardFrom === 'orm'));
     assert.ok(rewards[0]!.pYes > 0.9 && rewards[1]!.pYes < 0.1);
     const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'rewards-failures.json'));
     assert.equal(failures.length, 1);
@@ -205,6 +215,25 @@ describe('campaign activities with remote model backends', () => {
     // The endpoint saw the ORM prompt for every trajectory.
     assert.equal(orm.requests.length, 3);
     assert.match(userText(orm.requests[0]!), /^The User Intent:\n/);
+  });
+
+  test('with campaign.reward = evaluator, graded trajectories take their score and ungraded ones the ORM verdict', async () => {
+    const orm = await chatOrm();
+    const { scope: phase } = await scope({ campaign: { reward: 'evaluator' }, models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
+    const { shard } = await rolloutShard(phase, [
+      // The ORM would say YES; the evaluator says it failed.
+      { intent: 'Buy the red mug', score: 0, graded: true },
+      { intent: 'Count the open issues', score: 1, graded: true },
+      // No evaluator: the ORM's YES is the reward.
+      { intent: 'Buy the blue mug', score: 0, graded: false },
+    ]);
+    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
+    const rewards = await ctx.readDataset<RewardRow>(result.rewards);
+    assert.deepEqual(rewards.map((r) => [r.reward, r.rewardFrom]), [[0, 'evaluator'], [1, 'evaluator'], [1, 'orm']]);
+    assert.equal(result.successes, 2);
+    assert.ok(rewards[0]!.pYes > 0.9, 'the ORM still judges what the evaluator rewards, so its accuracy stays measured');
+    assert.equal(orm.requests.length, 3);
   });
 
   test('the external trainer trains the critic under the standard key; a non-zero exit fails clearly', async () => {

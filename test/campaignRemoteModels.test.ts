@@ -166,7 +166,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
     const [good, garbage] = await trajectories(result.trajectories);
     assert.equal(good!.row.taskId, String(search.task_id));
-    assert.deepEqual([good!.record.score, good!.record.reason, good!.record.steps, good!.record.answer], [1, 'exit', 2, 'Done']);
+    assert.deepEqual([good!.record.score, good!.record.graded, good!.record.reason, good!.record.steps, good!.record.answer], [1, true, 'exit', 2, 'Done']);
     assert.equal(good!.trace[0]!.action?.kind, 'Search');
     assert.deepEqual(good!.trace[0]!.execution, { ok: true });
     assert.match(good!.trace[1]!.url, /catalogsearch\/result\/\?q=racing\+wheel/);
@@ -239,12 +239,12 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       for (const [task, reward, responses] of rollouts) {
         const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${task.task_id}.json`);
         const record: TrajectoryRecord = {
-          taskId: String(task.task_id), site: 'shopping', intent: task.intent, score: reward, steps: responses.length, answer: null, reason: 'exit',
+          taskId: String(task.task_id), site: 'shopping', intent: task.intent, score: reward, graded: true, steps: responses.length, answer: null, reason: 'exit',
           traceKey: `${trajectoryKey}.trace`,
           rounds: responses.map((response, t) => ({ state: state(task.intent, responses.slice(0, t)), response })),
         };
         await stack.store.putJson(trajectoryKey, record);
-        rewards.push({ taskId: record.taskId, site: 'shopping', trajectoryKey, reward, pYes: reward ? 0.9 : 0.1, score: reward });
+        rewards.push({ taskId: record.taskId, site: 'shopping', trajectoryKey, reward, rewardFrom: 'orm', pYes: reward ? 0.9 : 0.1, score: reward, graded: true });
       }
       const before = scorer.requests.length;
       const models = new RemoteActorModels(ctx);
@@ -363,7 +363,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     const result = await run(activities.runRolloutShard, { ...phase, purpose: 'train', tasks: generated, shard: 0, offset: 0, limit: 1, actor: NO_ACTOR, temperature: 1 });
     const [only] = await trajectories(result.trajectories);
     // The same actions score 1 on the evaluated "Search for" task above; here there is no ground truth.
-    assert.deepEqual([only!.record.score, only!.record.reason, only!.record.steps, only!.record.answer], [0, 'exit', 2, 'Done']);
+    assert.deepEqual([only!.record.score, only!.record.graded, only!.record.reason, only!.record.steps, only!.record.answer], [0, false, 'exit', 2, 'Done']);
     assert.deepEqual(only!.trace[0]!.execution, { ok: true });
     assert.match(only!.trace[1]!.url, /catalogsearch\/result\/\?q=racing\+wheel/);
     assert.equal(only!.record.intent, intent);

@@ -28,6 +28,8 @@ export interface TrajectoryRecord {
   intent: string;
   /** The environment's evaluator score (ground truth; the ORM's reward comes later). */
   score: number;
+  /** Whether the task had an evaluator; `score` is 0 and means nothing when it had none. */
+  graded: boolean;
   steps: number;
   answer: string | null;
   reason: string;
@@ -157,6 +159,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         site: task.sites[0] ?? 'unknown',
         intent: task.intent,
         score: outcome.score,
+        graded: Boolean((task as Partial<WebArenaTask>).eval),
         steps: outcome.steps,
         answer: outcome.answer,
         reason: outcome.reason,

@@ -35,9 +35,13 @@ export interface RewardRow {
   site: string;
   trajectoryKey: string;
   reward: number;
+  /** Who gave the reward: the ORM, or the task's evaluator (campaign.reward = 'evaluator'). */
+  rewardFrom: 'orm' | 'evaluator';
   pYes: number;
-  /** The evaluator's score, kept to measure the ORM; never used for training. */
+  /** The evaluator's score, kept to measure the ORM; used for training only with campaign.reward = 'evaluator'. */
   score: number;
+  /** Whether the task had an evaluator (else `score` means nothing). */
+  graded: boolean;
 }
 
 export interface ExperienceRow {
@@ -94,6 +98,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         resume,
         seed: spec.scope.seed,
         epochs: spec.epochs,
+        ...(config.campaign.training.learningRates[spec.objective] ? { learningRate: config.campaign.training.learningRates[spec.objective] } : {}),
         batchSize: config.campaign.training.batchSize,
         checkpointEvery: config.campaign.training.checkpointEvery,
         ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
@@ -220,7 +225,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const rewards: RewardRow[] = all.map((record, i) => {
           // A trajectory with no step (the start page failed to load) cannot be judged: reward 0.
           const verdict = (states[i] ? scored[next++] : null) ?? { pYes: 0, reward: 0 };
-          return { taskId: record.taskId, site: record.site, trajectoryKey: rows[i]!.trajectoryKey, reward: verdict.reward, pYes: verdict.pYes, score: record.score };
+          const row = { taskId: record.taskId, site: record.site, trajectoryKey: rows[i]!.trajectoryKey, pYes: verdict.pYes, score: record.score, graded: record.graded };
+          // The ORM still judges what the evaluator rewards, so its accuracy stays measured.
+          if (config.campaign.reward === 'evaluator' && record.graded) return { ...row, reward: record.score >= 1 ? 1 : 0, rewardFrom: 'evaluator' };
+          return { ...row, reward: verdict.reward, rewardFrom: 'orm' };
         });
         const ref = await ctx.writeDataset(ctx.key(input, 'rewards.jsonl'), rewards);
         if (failures.length) await ctx.store.putJson(ctx.key(input, 'rewards-failures.json'), failures);
