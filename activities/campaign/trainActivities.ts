@@ -79,6 +79,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       if (config.models.trainer.backend === 'external') return trainExternally(spec, key, config.models.trainer, config.campaign.training.batchSize);
       const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.name);
       await mkdir(dir, { recursive: true });
+      const learningRate = config.campaign.training.learningRates[spec.objective];
       const dataPath = join(dir, 'data.jsonl');
       await ctx.store.downloadFile(spec.data.key, dataPath);
       const statePath = join(dir, 'model.onnx.state');
@@ -98,7 +99,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         resume,
         seed: spec.scope.seed,
         epochs: spec.epochs,
-        ...(config.campaign.training.learningRates[spec.objective] ? { learningRate: config.campaign.training.learningRates[spec.objective] } : {}),
+        ...(learningRate ? { learningRate } : {}),
         batchSize: config.campaign.training.batchSize,
         checkpointEvery: config.campaign.training.checkpointEvery,
         ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
