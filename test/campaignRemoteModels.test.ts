@@ -33,7 +33,7 @@ import type { ModelState } from '../models/state';
 import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
-import { chatCompletion, echoCompletion, promptLogprobsCompletion, startServer, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
+import { chatCompletion, echoCompletion, promptLogprobsCompletion, startServer, textCompletion, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
 const MODEL = 'webrl-llama-test';
@@ -53,17 +53,6 @@ class RemoteActorModels extends ModelCache {
   }
 }
 
-/** An OpenAI legacy text_completion reply. */
-function textCompletion(text: string, model: string) {
-  return {
-    id: 'cmpl-test',
-    object: 'text_completion',
-    created: 1,
-    model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-  };
-}
 
 /** What the completions policy sends, read back: the task's intent, the round, the current page. */
 function readPrompt(request: RecordedRequest): { intent: string; round: number; html: string; body: Record<string, unknown> } {

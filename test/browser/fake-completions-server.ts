@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { textCompletion } from '../models/fixtures/servers';
 
 export type Reply =
   | { kind: 'completion'; text: string }
@@ -32,17 +33,6 @@ export interface FakeCompletionsServer {
   close(): Promise<void>;
 }
 
-function completionBody(model: string, text: string): string {
-  return JSON.stringify({
-    id: 'cmpl-test',
-    object: 'text_completion',
-    created: 1_700_000_000,
-    model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 100, completion_tokens: 12, total_tokens: 112 },
-  });
-}
-
 export async function startFakeCompletionsServer(): Promise<FakeCompletionsServer> {
   const fake: Omit<FakeCompletionsServer, 'baseURL' | 'close'> = {
     requests: [],
@@ -66,7 +56,7 @@ export async function startFakeCompletionsServer(): Promise<FakeCompletionsServe
       const json = { 'content-type': 'application/json' };
       switch (reply.kind) {
         case 'completion':
-          response.writeHead(200, json).end(completionBody(model, reply.text));
+          response.writeHead(200, json).end(JSON.stringify(textCompletion(reply.text, model)));
           return;
         case 'status':
           response.writeHead(reply.status, json).end(JSON.stringify({ error: { message: reply.message, type: 'server_error' } }));
@@ -80,7 +70,7 @@ export async function startFakeCompletionsServer(): Promise<FakeCompletionsServe
         case 'slow': {
           const timer = setTimeout(() => {
             pending.delete(timer);
-            if (!response.destroyed) response.writeHead(200, json).end(completionBody(model, reply.text));
+            if (!response.destroyed) response.writeHead(200, json).end(JSON.stringify(textCompletion(reply.text, model)));
           }, reply.delayMs);
           pending.add(timer);
         }
