@@ -86,6 +86,8 @@ const band = (low: number, high: number) =>
 /** Settings the campaign workflow acts on each phase; an operator may change them between phases. */
 export const PhaseSettingsSchema = z.strictObject({
   tasksPerPhase: z.number().int().min(1).max(5000).default(120),
+  /** Candidates generated per task rolled out: the critic filter keeps at most tasksPerPhase of them. */
+  candidateFactor: z.number().int().min(1).max(20).default(4),
   criticBand: band(0.05, 0.75),
   rolloutShardSize: z.number().int().min(1).max(1000).default(16),
   rolloutShardsInFlight: z.number().int().min(1).max(1000).default(4),

@@ -136,6 +136,36 @@ describe('campaign activities with remote model backends', () => {
     }
   });
 
+  test('given a limit, the critic filter keeps a seeded sample of the in-band tasks, in candidate order', async () => {
+    // Values by position: every third candidate is out of the band.
+    const critic = await server((request) => {
+      const states = (request.body as { states: unknown[] }).states;
+      return { json: { values: states.map((_, i) => (i % 3 === 2 ? [0.9, 0.95] : [0.3, 0.5])) } };
+    });
+    const ports = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
+    const raw = { sites: { ports }, concurrency: { browserContexts: 1 }, models: { critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1 } } };
+    const first = await scope(raw);
+    const second = await scope(raw);
+    const candidates = ctx.split(first.config.campaign.environment.worldSeed, 'train').filter((t) => t.sites[0] === 'shopping').slice(0, 9);
+    const inBand = candidates.filter((_, i) => i % 3 !== 2).map((t) => t.task_id);
+    const runtime = await BrowserRuntime.start(first.config);
+    try {
+      const activities = createBrowserActivities({ ctx, runtime, models: new ModelCache(ctx) });
+      const keep = async (phase: PhaseScope) => {
+        const ref = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates);
+        const result = await run(activities.filterTasksByCritic, { ...phase, candidates: ref, critic: 'unused/critic.onnx', band: [0.05, 0.75], limit: 4 });
+        return (await ctx.readDataset<WebArenaTask>(result.tasks)).map((t) => t.task_id);
+      };
+      const kept = await keep(first.scope);
+      assert.equal(kept.length, 4);
+      assert.ok(kept.every((id) => inBand.includes(id)), `kept ${kept} outside the band`);
+      assert.deepEqual(kept, inBand.filter((id) => kept.includes(id)), 'candidate order is kept');
+      assert.deepEqual(await keep(second.scope), kept, 'the same seed keeps the same tasks');
+    } finally {
+      await runtime.close();
+    }
+  });
+
   test('chat task generation in generateTasks yields new WebArena tasks, deduplicated against known intents', async () => {
     const { config } = await scope({});
     const train = ctx.split(config.campaign.environment.worldSeed, 'train');
@@ -264,6 +294,44 @@ describe('campaign activities with remote model backends', () => {
     const trainIntents = new Set(ctx.split(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
     assert.equal(tasks.length, 5);
     assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
+  });
+
+  test("phase 0 refits the embedded ORM and critic with the probe's graded outcomes added; a remote ORM is kept", async () => {
+    const { scope: phase } = await scope({}, 0);
+    const ormExamples = await ctx.writeDataset(ctx.key(phase, 'demonstrations', 'orm.jsonl'), [
+      { state: state('Buy the red mug', 'done'), success: true },
+      { state: state('Buy the red mug', 'N/A'), success: false },
+    ]);
+    const criticExamples = await ctx.writeDataset(ctx.key(phase, 'demonstrations', 'critic.jsonl'), [
+      { state: state('Buy the red mug', 'done'), mcReturn: 1 },
+      { state: state('Buy the red mug', 'N/A'), mcReturn: 0 },
+    ]);
+    const { shard } = await rolloutShard(phase, [
+      { intent: 'Count the open issues', score: 1, graded: true },
+      { intent: 'Ask for a refund', score: 0, graded: true },
+      // No evaluator, no label: left out.
+      { intent: 'Buy the blue mug', score: 0, graded: false },
+    ]);
+    const given = { orm: 'campaigns/x/phase-0/checkpoints/orm.onnx', critic: 'campaigns/x/phase-0/checkpoints/critic.onnx' };
+    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const input = { ...phase, shards: [shard], ormExamples, criticExamples, ...given };
+    const fitted = await run(activities.fitOrmAndCriticToProbe, input);
+    assert.equal(fitted.outcomes, 2);
+    assert.equal(fitted.orm, ctx.key(phase, 'checkpoints', 'orm-probe-fit.onnx'));
+    assert.equal(fitted.critic, ctx.key(phase, 'checkpoints', 'critic-probe-fit.onnx'));
+    for (const [model, data, examples] of [[fitted.orm, 'orm.jsonl', 4], [fitted.critic, 'critic.jsonl', 4]] as const) {
+      const card = await stack.store.getJson<{ training: { data: string[]; examples: number } }>(model.replace(/\.onnx$/, '.json'));
+      assert.deepEqual(card.training.data, [ctx.key(phase, 'probe-fit', data)]);
+      assert.equal(card.training.examples, examples, `${model}: SFT examples + the two graded outcomes (one step each)`);
+    }
+    assert.deepEqual(await run(activities.fitOrmAndCriticToProbe, input), fitted, 'a retry returns the published models');
+
+    const orm = await chatOrm();
+    const { scope: remote } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } }, 0);
+    const remoteShard = await rolloutShard(remote, [{ intent: 'Count the open issues', score: 1, graded: true }]);
+    const kept = await run(activities.fitOrmAndCriticToProbe, { ...remote, shards: [remoteShard.shard], ormExamples, criticExamples, ...given });
+    assert.equal(kept.orm, given.orm, 'a remote ORM is not refitted');
+    assert.equal(kept.critic, ctx.key(remote, 'checkpoints', 'critic-probe-fit.onnx'));
   });
 
   test('training on an empty experience set keeps the models it was given', async () => {

@@ -51,6 +51,7 @@ describe('configuration', () => {
     ['negative seed', { campaign: { seed: -1 } }, 'campaign.seed'],
     ['campaign name with spaces', { campaign: { name: 'my campaign' } }, 'campaign.name'],
     ['zero in-flight shards', { campaign: { phase: { rolloutShardsInFlight: 0 } } }, 'campaign.phase.rolloutShardsInFlight'],
+    ['fractional candidate factor', { campaign: { phase: { candidateFactor: 2.5 } } }, 'campaign.phase.candidateFactor'],
     ['critic band upside down', { campaign: { phase: { criticBand: [0.8, 0.1] } } }, 'campaign.phase.criticBand: expected [low, high]'],
     ['TLS flag not boolean', { temporal: { tls: { enabled: 'yes' } } }, 'temporal.tls.enabled'],
     ['settings not an object', [1, 2], '(root)'],

@@ -13,13 +13,14 @@ import {
   defineSignal,
   defineUpdate,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignActivities, ShardResult } from '../activities/campaign/contract';
+import type { CampaignActivities, Demonstrations, ShardResult } from '../activities/campaign/contract';
 import type {
   CampaignInput,
   CampaignProgress,
@@ -189,10 +190,12 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     let trainingSteps = 0;
 
     let trainingTasks: DatasetRef;
+    let demos: Demonstrations | null = null;
     if (phase === 0) {
-      const demos = await step('collectDemonstrations', 'oracle demonstrations', (o) => browser.collectDemonstrations.executeWithOptions(o, [scope]));
-      counts.demonstrations = demos.demonstrations.count;
-      const sft = await step('trainSft', 'SFT of actor, critic and ORM', (o) => train.trainSft.executeWithOptions(o, [{ ...scope, ...demos }]));
+      const collected = await step('collectDemonstrations', 'oracle demonstrations', (o) => browser.collectDemonstrations.executeWithOptions(o, [scope]));
+      demos = collected;
+      counts.demonstrations = collected.demonstrations.count;
+      const sft = await step('trainSft', 'SFT of actor, critic and ORM', (o) => train.trainSft.executeWithOptions(o, [{ ...scope, ...collected }]));
       models = sft.models;
       trainingSteps += sft.steps;
       // Probe the SFT actor on train tasks: its failures seed the first curriculum phase.
@@ -201,12 +204,17 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       );
     } else {
       if (!models) throw ApplicationFailure.nonRetryable(`phase ${phase} has no models carried from phase ${phase - 1}`);
+      // More candidates than tasks rolled out, so the critic filter chooses rather than only drops.
+      const oversample = patched('critic-filter-chooses-from-more-candidates');
+      const count = oversample ? settings.tasksPerPhase * (settings.candidateFactor ?? 1) : settings.tasksPerPhase;
       const candidates = await step('generateTasks', settings.curriculum ? 'tasks evolved from failures' : 'tasks from the train split', (o) =>
-        control.generateTasks.executeWithOptions(o, [{ ...scope, failedTasks, count: settings.tasksPerPhase, curriculum: settings.curriculum }]),
+        control.generateTasks.executeWithOptions(o, [{ ...scope, failedTasks, count, curriculum: settings.curriculum }]),
       );
       tasksGenerated = candidates.count;
       const kept = await step('filterTasksByCritic', `critic filter [${settings.criticBand.join(', ')}]`, (o) =>
-        browser.filterTasksByCritic.executeWithOptions(o, [{ ...scope, candidates, critic: models!.critic, band: settings.criticBand }]),
+        browser.filterTasksByCritic.executeWithOptions(o, [
+          { ...scope, candidates, critic: models!.critic, band: settings.criticBand, ...(oversample ? { limit: settings.tasksPerPhase } : {}) },
+        ]),
       );
       trainingTasks = kept.tasks;
     }
@@ -214,6 +222,16 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     counts.tasksKept = tasksKept;
 
     const shards = await rollouts(trainingTasks, models!.actor, phase === 0 ? 'probe' : 'train');
+    if (demos && patched('fit-orm-and-critic-to-probe')) {
+      // The SFT ORM and critic know only oracle plans; the probe shows them this actor's own outcomes.
+      const fitted = await step('fitOrmAndCriticToProbe', "ORM and critic on the SFT actor's probe outcomes", (o) =>
+        train.fitOrmAndCriticToProbe.executeWithOptions(o, [
+          { ...scope, shards: shards.map((s) => s.trajectories), criticExamples: demos!.criticExamples, ormExamples: demos!.ormExamples, orm: models!.orm, critic: models!.critic },
+        ]),
+      );
+      models = { ...models!, orm: fitted.orm, critic: fitted.critic };
+      trainingSteps += fitted.steps;
+    }
     const scored = await step('scoreWithOrm', 'ORM scoring', (o) =>
       train.scoreWithOrm.executeWithOptions(o, [{ ...scope, shards: shards.map((s) => s.trajectories), orm: models!.orm }]),
     );

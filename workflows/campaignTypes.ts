@@ -5,8 +5,13 @@
 
 /** Settings the workflow itself acts on; the rest of the campaign config is read by activities from S3. */
 export interface PhaseSettings {
-  /** New tasks generated per phase before the critic filter. */
+  /** Tasks rolled out per phase: at most this many candidates pass the critic filter. */
   tasksPerPhase: number;
+  /**
+   * Candidates generated per phase = tasksPerPhase x this. Absent in campaigns started before it
+   * existed, whose phases generate exactly tasksPerPhase.
+   */
+  candidateFactor?: number;
   /** Keep a task when the critic's value at its start lies in [low, high]. */
   criticBand: [number, number];
   /** Tasks per rollout shard (one activity each). */

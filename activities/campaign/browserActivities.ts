@@ -198,6 +198,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
             failures: judgedTasks.failures,
           });
         }
+        if (input.limit !== undefined && kept.length > input.limit) {
+          const chosen = new Set(new Rng(input.seed).fork(`critic-filter-${input.phase}`).sample(kept, input.limit));
+          kept = kept.filter((task) => chosen.has(task));
+        }
         const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);
         return { objects: [datasetObject(tasks, (await ctx.store.head(tasks.key)).bytes)], data: { tasks, meanValue } };
       });

@@ -23,13 +23,23 @@ export interface CampaignActivities {
   collectDemonstrations(scope: PhaseScope): Promise<Demonstrations>;
   /** Phase 0: behaviour cloning of the actor; critic and ORM trained from the same episodes. */
   trainSft(input: PhaseScope & Demonstrations): Promise<{ models: ModelRefs; steps: number }>;
+  /**
+   * Phase 0: the ORM and critic retrained with the SFT actor's own probe rollouts added to the SFT
+   * data, labelled by the train tasks' evaluators (a remote ORM or critic is kept as it is).
+   */
+  fitOrmAndCriticToProbe(
+    input: PhaseScope & Pick<Demonstrations, 'criticExamples' | 'ormExamples'> & { shards: DatasetRef[]; orm: string; critic: string },
+  ): Promise<{ orm: string; critic: string; steps: number; outcomes: number }>;
   /** New tasks: evolved from failed tasks (curriculum) or drawn from the train split. */
   generateTasks(
     input: PhaseScope & { failedTasks: DatasetRef | null; count: number; curriculum: boolean },
   ): Promise<DatasetRef>;
-  /** Keeps tasks whose critic value at the start state lies in the band (either head qualifies). */
+  /**
+   * Keeps tasks whose critic value at the start state lies in the band (either head qualifies); at
+   * most `limit` of them (a seeded sample, in candidate order) when given.
+   */
   filterTasksByCritic(
-    input: PhaseScope & { candidates: DatasetRef; critic: string; band: [number, number] },
+    input: PhaseScope & { candidates: DatasetRef; critic: string; band: [number, number]; limit?: number },
   ): Promise<{ tasks: DatasetRef; meanValue: number }>;
   /** Runs the actor on tasks [offset, offset+limit) in the browser; resumes from its own traces. */
   runRolloutShard(

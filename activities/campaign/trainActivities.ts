@@ -27,7 +27,7 @@ import type { ActionLogProb } from '../../models/actor';
 
 type TrainActivities = Pick<
   CampaignActivities,
-  'trainSft' | 'scoreWithOrm' | 'filterExperience' | 'trainCritic' | 'trainActor'
+  'trainSft' | 'fitOrmAndCriticToProbe' | 'scoreWithOrm' | 'filterExperience' | 'trainCritic' | 'trainActor'
 >;
 
 export interface RewardRow {
@@ -56,6 +56,8 @@ export interface ExperienceRow {
 interface TrainSpec {
   scope: PhaseScope;
   name: 'actor' | 'critic' | 'orm';
+  /** The checkpoint's file name in the phase (default: `name`), when a phase trains a model twice. */
+  file?: string;
   objective: Objective;
   data: DatasetRef;
   epochs: number;
@@ -72,12 +74,12 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
    * heartbeats, each checkpoint uploaded; a retry downloads the last checkpoint and resumes.
    */
   async function trainModel(spec: TrainSpec): Promise<{ key: string; steps: number; objects: ObjectInfo[] }> {
-    const key = ctx.key(spec.scope, 'checkpoints', `${spec.name}.onnx`);
-    const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.name}.train-state`);
+    const key = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.onnx`);
+    const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.train-state`);
     return ctx.once(key, async () => {
       const config = await ctx.config(spec.scope.configKey);
       if (config.models.trainer.backend === 'external') return trainExternally(spec, key, config.models.trainer, config.campaign.training.batchSize);
-      const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.name);
+      const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
       await mkdir(dir, { recursive: true });
       const learningRate = config.campaign.training.learningRates[spec.objective];
       const dataPath = join(dir, 'data.jsonl');
@@ -202,6 +204,40 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const orm = await trainModel({ scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs });
         const objects = [...actor.objects, ...critic.objects, ...orm.objects];
         return { objects, data: { models: { actor: actor.key, critic: critic.key, orm: orm.key }, steps: actor.steps + critic.steps + orm.steps } };
+      });
+    },
+
+    async fitOrmAndCriticToProbe(input) {
+      return ctx.once(ctx.key(input, 'checkpoints', 'probe-fit'), async () => {
+        const config = await ctx.config(input.configKey);
+        const { training } = config.campaign;
+        // Only the evaluators' labels are used: a task without an evaluator says nothing here.
+        const graded = (await records(input.shards)).filter((record) => record.graded && record.rounds.length > 0);
+        const fitOrm = config.models.orm.backend === 'embedded' && graded.length > 0;
+        const fitCritic = config.models.critic.backend === 'embedded' && graded.length > 0;
+        let orm = { key: input.orm, steps: 0, objects: [] as ObjectInfo[] };
+        let critic = { key: input.critic, steps: 0, objects: [] as ObjectInfo[] };
+        const datasets: DatasetRef[] = [];
+        if (fitOrm) {
+          const outcomes = graded.map((record) => ({ state: finalState(record)!, success: record.score >= 1 }));
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [...(await ctx.readDataset(input.ormExamples)), ...outcomes]);
+          datasets.push(data);
+          orm = await trainModel({ scope: input, name: 'orm', file: 'orm-probe-fit', objective: 'orm', data, epochs: training.ormEpochs });
+        }
+        if (fitCritic) {
+          const steps = graded.flatMap((record) =>
+            record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score >= 1 ? 1 : 0, t, record.rounds.length) })),
+          );
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [...(await ctx.readDataset(input.criticExamples)), ...steps]);
+          datasets.push(data);
+          critic = await trainModel({ scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
+        }
+        const objects = [
+          ...(await Promise.all(datasets.map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)))),
+          ...orm.objects,
+          ...critic.objects,
+        ];
+        return { objects, data: { orm: orm.key, critic: critic.key, steps: orm.steps + critic.steps, outcomes: graded.length } };
       });
     },
 
