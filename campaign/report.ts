@@ -3,6 +3,7 @@
  * success-rate chart (SVG) with one line overall and one per site.
  */
 import type { RewardRow } from '../activities/campaign/trainActivities';
+import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import type { PhaseManifestData } from './manifest';
@@ -20,7 +21,7 @@ export async function ormAgreement(store: ArtifactStore, phase: PhaseManifestDat
   for await (const row of store.readJsonl<RewardRow>(phase.artifacts.rewards.key)) {
     if (row.graded === false) continue;
     graded++;
-    if (row.pYes >= 0.5 === row.score >= 1) agreed++;
+    if (verdict(row.pYes).reward === row.score) agreed++;
   }
   return graded === 0 ? null : agreed / graded;
 }

@@ -53,7 +53,6 @@ class RemoteActorModels extends ModelCache {
   }
 }
 
-
 /** What the completions policy sends, read back: the task's intent, the round, the current page. */
 function readPrompt(request: RecordedRequest): { intent: string; round: number; html: string; body: Record<string, unknown> } {
   const body = request.body as Record<string, unknown>;

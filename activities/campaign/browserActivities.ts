@@ -23,7 +23,7 @@ import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
 import { datasetObject, type CampaignContext } from './context';
 import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
-import { finalState, monteCarloReturn, type ModelCache } from './models';
+import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 
 type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic'>;
 
@@ -90,17 +90,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const demonstrations = all
           .filter((record) => record.score === 1 && oracle.some((row) => row.trajectoryKey.endsWith(`/oracle/trajectories/${record.taskId}.json`)))
           .flatMap((record) => record.rounds.map((round) => ({ state: round.state, response: canonical(round.response) })));
-        const criticExamples = all.flatMap((record) =>
-          record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })),
-        );
-        const ormExamples = all.flatMap((record) => {
-          const state = finalState(record);
-          return state ? [{ state, success: record.score === 1 }] : [];
-        });
         const refs = {
           demonstrations: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'actor-sft.jsonl'), demonstrations),
-          criticExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'critic.jsonl'), criticExamples),
-          ormExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'orm.jsonl'), ormExamples),
+          criticExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'critic.jsonl'), criticExamplesOf(all)),
+          ormExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'orm.jsonl'), ormExamplesOf(all)),
         };
         const objects = await Promise.all(Object.values(refs).map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)));
         return { objects, data: refs };

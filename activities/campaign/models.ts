@@ -59,3 +59,16 @@ export const GAMMA = 0.9;
 export function monteCarloReturn(reward: number, t: number, steps: number): number {
   return reward * GAMMA ** (steps - 1 - t);
 }
+
+/** ORM training rows from evaluator-labelled trajectories (evaluator scores are 0 or 1). */
+export function ormExamplesOf(records: readonly TrajectoryRecord[]): { state: ModelState; success: boolean }[] {
+  return records.flatMap((record) => {
+    const state = finalState(record);
+    return state ? [{ state, success: record.score === 1 }] : [];
+  });
+}
+
+/** Critic training rows: every step of evaluator-labelled trajectories with its Monte-Carlo return. */
+export function criticExamplesOf(records: readonly TrajectoryRecord[]): { state: ModelState; mcReturn: number }[] {
+  return records.flatMap((record) => record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })));
+}

@@ -20,7 +20,7 @@ import type { CampaignActivities } from './contract';
 import { datasetObject, withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
-import { finalState, monteCarloReturn, type ModelCache } from './models';
+import { criticExamplesOf, finalState, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
 import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
@@ -219,16 +219,12 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         let critic = { key: input.critic, steps: 0, objects: [] as ObjectInfo[] };
         const datasets: DatasetRef[] = [];
         if (fitOrm) {
-          const outcomes = graded.map((record) => ({ state: finalState(record)!, success: record.score >= 1 }));
-          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [...(await ctx.readDataset(input.ormExamples)), ...outcomes]);
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [...(await ctx.readDataset(input.ormExamples)), ...ormExamplesOf(graded)]);
           datasets.push(data);
           orm = await trainModel({ scope: input, name: 'orm', file: 'orm-probe-fit', objective: 'orm', data, epochs: training.ormEpochs });
         }
         if (fitCritic) {
-          const steps = graded.flatMap((record) =>
-            record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score >= 1 ? 1 : 0, t, record.rounds.length) })),
-          );
-          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [...(await ctx.readDataset(input.criticExamples)), ...steps]);
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [...(await ctx.readDataset(input.criticExamples)), ...criticExamplesOf(graded)]);
           datasets.push(data);
           critic = await trainModel({ scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
         }
