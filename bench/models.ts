@@ -9,7 +9,8 @@
  * 3. ORM: trained on the train-task trajectories (oracle, noisy oracle, and the SFT actor's own
  *    rollouts sampled at temperature 0.5 on the noisy-oracle tasks, as WebRL trains its ORM on the
  *    agent's labelled trajectories), accuracy against the evaluator's labels on the held-out
- *    (test-task) trajectories of step 2 (SFT + oracle + random), overall and per policy.
+ *    (test-task) trajectories of step 2 (SFT + oracle + random), overall, per policy, and split by
+ *    whether the task's template had train tasks (held-out templates have none).
  * 4. Critic: trained on Monte-Carlo-return labels (gamma 0.9) of the train-task trajectories, ROC AUC
  *    on the held-out states.
  * 5. Batched onnxruntime throughput of the actor (candidate rows/s, featurizing excluded) and of the
@@ -26,7 +27,7 @@ import { parseArgs } from 'node:util';
 import type { EpisodeResult } from '../browser/episode';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import { buildPrompt } from '../browser/policies/prompt';
-import type { HistoryRound, Policy, PolicyTask } from '../browser/policies/policy';
+import type { Policy, PolicyTask } from '../browser/policies/policy';
 import { createRandomPolicy } from '../browser/policies/random';
 import { BrowserPool } from '../browser/pool';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
@@ -40,7 +41,7 @@ import { loadModel } from '../models/checkpoint';
 import { Critic } from '../models/critic';
 import { featurizeStates } from '../models/featurizer';
 import { accuracy, rocAuc } from '../models/metrics';
-import { Orm } from '../models/orm';
+import { Orm, outcomeState } from '../models/orm';
 import { SeededRng, deriveSeed } from '../models/rng';
 import type { ModelState } from '../models/state';
 import type { Objective } from '../models/train/examples';
@@ -74,7 +75,7 @@ interface Trajectory {
   task: WebArenaTask;
   /** The state each action was chosen in, and the raw action. */
   steps: { state: ModelState; response: string }[];
-  /** The last state: every action in its history, the last observation. */
+  /** The outcome state: every action with its target, the last observation. */
   final: ModelState;
   success: boolean;
 }
@@ -136,10 +137,9 @@ async function rollouts(label: string, tasks: readonly WebArenaTask[], policy: (
     }
     const task = byId.get(String(result.outcome.taskId))!;
     const steps = recorded.get(String(task.task_id))!;
-    const last = steps[steps.length - 1];
-    if (!last) continue;
-    const history: HistoryRound[] = result.steps.map((step) => ({ response: step.response, action: step.action }));
-    trajectories.push({ task, steps, final: { intent: task.intent, history, observation: last.state.observation }, success: result.outcome.score === 1 });
+    const final = outcomeState(task.intent, steps);
+    if (!final) continue;
+    trajectories.push({ task, steps, final, success: result.outcome.score === 1 });
   }
   const seconds = (performance.now() - started) / 1000;
   const solved = trajectories.filter((t) => t.success).length;
@@ -233,6 +233,16 @@ try {
       trajectories.map((t) => t.success),
     );
     report(`models.orm.heldout_accuracy.${policy}`, score, `ratio (${trajectories.length} trajectories, ${trajectories.filter((t) => t.success).length} successful)`);
+  }
+  // Held-out templates have no train tasks: there the ORM judges a task type it never saw.
+  const trainedTemplates = new Set(trainTrajectories.map((t) => t.task.intent_template_id));
+  for (const [name, seen] of [['seen_templates', true], ['unseen_templates', false]] as const) {
+    const picked = heldOut.flatMap((t, i) => (trainedTemplates.has(t.task.intent_template_id) === seen ? [{ t, verdict: verdicts[i]! }] : []));
+    const score = accuracy(
+      picked.map((p) => p.verdict.pYes),
+      picked.map((p) => p.t.success),
+    );
+    report(`models.orm.heldout_accuracy.${name}`, score, `ratio (${picked.length} trajectories, ${picked.filter((p) => p.t.success).length} successful)`);
   }
 
   const critic = await timedTrain({

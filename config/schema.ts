@@ -199,6 +199,8 @@ export const ModelsSchema = z
           ...endpointFields,
           topLogprobs: z.number().int().min(2).max(20).default(20),
           maxObservationChars: z.number().int().min(256).optional(),
+          /** Adds what each action acted on to its line of the action history; off keeps WebRL's ORM input as its ORM was trained on. */
+          actionTargets: z.boolean().default(false),
         }),
       ])
       .default({ backend: 'embedded' }),

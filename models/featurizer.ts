@@ -59,23 +59,40 @@
  *   uc|uc|place, cg|T|place|tc|uc, cgs|T|place|step, cgl|T|leaf|tc, su|step|u and sl|last|u for 3
  *   URL words in P, xu|t|u crossing T with 6 URL words in P, xt|t|w crossing T with 6 title terms in P.
  *
- * ORM row (STATE_ROW_WIDTH): outcome features, then the state row, then page words:
+ * ORM row (STATE_ROW_WIDTH): outcome features, then targets, the state row and page words:
  *   oexit (the last action is exit), oshape|answer shape, oc|share of message terms in I (quarters),
  *   opage (message in the final page text), oin (message in the intent), olm|m and og|exit,page,m,tc and
  *   ogt|T|(same) with m = the most intent terms in a label of the message on the page (the segment
  *   before it, or the rest of its own segment; capped 3), ogu|T|place|uc|shape, ogl|T|leaf|shape;
  *   after an exit omsg|T|message for "", "n/a", "done" (else |shape) and omel|T|0/1 (the message is the
  *   text of a link or button on the page); oi|t|shape and ok|last|t for t in T, ol|l|t crossing 4 terms
- *   of that label with T; after the state row pg|w for 96 page-text terms in P.
+ *   of that label with T; then targets; after the state row pg|w for 96 page-text terms in P.
+ *
+ * ORM targets: what each element action acted on, as its page showed it (the history round's `target`,
+ * actionTarget.ts: label, tag, rank among same-labelled twins, page URL, value). With K = the action's
+ * kind, m = how the label matches the intent (0 none, 1 some terms, 2 all, 3 verbatim), v = the label
+ * holds the intent's first T word (its verb: "Star", "Upvote"), uc = share of I among the words of the
+ * page's URL (quarters), and up to 3 label terms u in P:
+ *   per target        tm|K|m, tmu|K|m|uc, tv|K|uc (when v), tu|T|K|u, tul|T|u|leaf of its page,
+ *                     tn|T|u|rank (capped 3; when it has twins); with an argument tf|K|f|a (f = the
+ *                     label holds one of the 3 intent words before the argument, a = the argument's
+ *                     match with the intent as m) and tfl|T|u|f;
+ *   last two targets  tef|K|e, tefv|K|e|v, tefu|T|u|e with e what became of the element on the final page:
+ *                     same (same rank, same value), changed (its value differs), flipped (gone, and a
+ *                     label holding its label or held in it is there: Star / Unstar), gone;
+ *   last target       tz|K|m|v|uc, tzu|T|u;
+ *   episode           tcn|#targets with m > 0 (capped 3)|#targets (capped 3), ts|0/1 (after the last
+ *                     typed argument, whether an element was clicked: a form sent).
  */
 import type { Action, ObservedElement } from '../browser/contract';
 import { formatAction } from '../browser/grammar';
+import { targetLabel, type ActionTarget } from './actionTarget';
 import type { Candidate } from './candidates';
 import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/1';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/2';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -273,16 +290,22 @@ function neighbourClass(word: string | undefined, context: StateContext, edge: s
   return /^\d/.test(word) ? 'num' : 'word';
 }
 
+/** Where `phrase` (tokens) first occurs in the intent's tokens, or -1. */
+function positionInIntent(context: StateContext, phrase: readonly string[]): number {
+  const words = context.intentWords;
+  for (let i = 0; phrase.length > 0 && i + phrase.length <= words.length; i++) {
+    if (phrase.every((token, j) => words[i + j] === token)) return i;
+  }
+  return -1;
+}
+
 /** The words right before and after the first occurrence of `phrase` in the intent's tokens. */
 function neighbours(context: StateContext, phrase: readonly string[]): { before: string; after: string } {
   const words = context.intentWords;
   if (phrase.length === 0) return { before: 'none', after: 'none' };
-  for (let i = 0; i + phrase.length <= words.length; i++) {
-    if (phrase.every((token, j) => words[i + j] === token)) {
-      return { before: neighbourClass(words[i - 1], context, 'start'), after: neighbourClass(words[i + phrase.length], context, 'end') };
-    }
-  }
-  return { before: 'absent', after: 'absent' };
+  const at = positionInIntent(context, phrase);
+  if (at < 0) return { before: 'absent', after: 'absent' };
+  return { before: neighbourClass(words[at - 1], context, 'start'), after: neighbourClass(words[at + phrase.length], context, 'end') };
 }
 
 /**
@@ -481,16 +504,102 @@ function ormRow(state: ModelState): RowBuilder {
     row.add(`ok|${context.lastKind}|${t}`);
   }
   addAnswerLabel(row, 'ol', label, context);
+  addTargetFeatures(row, state, context);
   addStateFeatures(row, state, context);
   const pageWords = terms(context.pageSegments.join(' ')).filter((term) => !context.intentSet.has(term));
   for (const w of pageWords.slice(0, 96)) row.add(`pg|${w}`);
   return row;
 }
 
+/** Whether a phrase's words match the intent: 0 none, 1 some, 2 all its terms, 3 verbatim. */
+function intentMatch(phrase: string, context: StateContext): number {
+  const phraseTerms = terms(phrase);
+  const matched = phraseTerms.filter((term) => context.intentSet.has(term)).length;
+  if (phrase.trim().length >= 3 && context.intentLower.includes(phrase.trim().toLowerCase())) return 3;
+  if (phraseTerms.length > 0 && matched === phraseTerms.length) return 2;
+  return matched > 0 ? 1 : 0;
+}
+
+/** The intent words right before `phrase` (up to 3), stemmed: what names the field an argument belongs in. */
+function wordsBefore(context: StateContext, phrase: string): string[] {
+  const at = positionInIntent(context, tokenize(phrase));
+  return at < 0 ? [] : context.intentWords.slice(Math.max(0, at - 3), at).map(stem);
+}
+
+/**
+ * What became of an acted-on element on the final page: `same` (still there, same value), `changed` (its
+ * value differs: a cast vote), `flipped` (gone, and an element whose label holds its label or is held in
+ * it took its place: Star / Unstar), `gone`.
+ */
+function targetEffect(target: ActionTarget, finalElements: readonly ObservedElement[]): string {
+  const twins = finalElements.filter((element) => element.tag === target.tag && targetLabel(element) === target.label);
+  const twin = twins[target.nth - 1];
+  if (twin) return twin.value === target.value ? 'same' : 'changed';
+  const label = target.label.toLowerCase();
+  if (label.length >= 3) {
+    const flipped = finalElements.some((element) => {
+      const other = targetLabel(element).toLowerCase();
+      return other !== label && other.length >= 3 && (other.includes(label) || label.includes(other));
+    });
+    if (flipped) return 'flipped';
+  }
+  return 'gone';
+}
+
+/** What the episode's element actions acted on (rounds with a target; see the ORM row above). */
+function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateContext): void {
+  const type = context.taskType;
+  const verb = context.typeWords[0];
+  const acted = state.history.flatMap((round) => (round.target && round.action && 'element' in round.action ? [{ action: round.action, target: round.target }] : []));
+  const finalElements = canonicalObservation(state.observation).elements;
+  let typedAt = -1;
+  let clickedAfterTyping = false;
+  let matching = 0;
+  acted.forEach(({ action, target }, i) => {
+    const k = action.kind;
+    const labelTerms = terms(target.label);
+    const ui = labelTerms.filter((term) => !context.intentSet.has(term)).slice(0, 3);
+    const match = intentMatch(target.label, context);
+    if (match > 0) matching++;
+    const segments = pathSegments(target.url);
+    const leaf = segmentClass(segments[segments.length - 1], context.intentSet);
+    const urlWords = urlTokens(target.url).map(stem);
+    const urlCoverage = quarters(share(context.intentTerms.filter((term) => urlWords.includes(term)).length, context.intentTerms.length));
+    const isVerb = verb !== undefined && labelTerms.includes(verb);
+    row.add(`tm|${k}|${match}`);
+    row.add(`tmu|${k}|${match}|${urlCoverage}`);
+    if (isVerb) row.add(`tv|${k}|${urlCoverage}`);
+    for (const u of ui) {
+      row.add(`tu|${type}|${k}|${u}`);
+      row.add(`tul|${type}|${u}|${leaf}`);
+      if (target.of > 1) row.add(`tn|${type}|${u}|${Math.min(3, target.nth)}`);
+    }
+    if ('argument' in action) {
+      const before = wordsBefore(context, action.argument);
+      const named = before.some((word) => labelTerms.includes(word));
+      row.add(`tf|${k}|${named ? 1 : 0}|${intentMatch(action.argument, context)}`);
+      for (const u of ui) row.add(`tfl|${type}|${u}|${named ? 1 : 0}`);
+      typedAt = i;
+    } else if (typedAt >= 0) clickedAfterTyping = true;
+    if (i >= acted.length - 2) {
+      const effect = targetEffect(target, finalElements);
+      row.add(`tef|${k}|${effect}`);
+      row.add(`tefv|${k}|${effect}|${isVerb ? 1 : 0}`);
+      for (const u of ui) row.add(`tefu|${type}|${u}|${effect}`);
+    }
+    if (i === acted.length - 1) {
+      row.add(`tz|${k}|${match}|${isVerb ? 1 : 0}|${urlCoverage}`);
+      for (const u of ui) row.add(`tzu|${type}|${u}`);
+    }
+  });
+  row.add(`tcn|${Math.min(3, matching)}|${Math.min(3, acted.length)}`);
+  if (typedAt >= 0) row.add(`ts|${clickedAfterTyping ? 1 : 0}`);
+}
+
 /** Answers that say nothing about the page: the ORM sees them as themselves. */
 const FIXED_ANSWERS = new Set(['', 'n/a', 'done']);
 
-/** One row per finished episode (its last state holds the final observation): the ORM's input. */
+/** One row per finished episode (its outcome state, models/orm.ts): the ORM's input. */
 export function featurizeOutcomes(states: readonly ModelState[]): FeatureBatch {
   return toBatch(states.map(ormRow), STATE_ROW_WIDTH);
 }

@@ -1,11 +1,31 @@
 /**
  * The outcome reward model: P(YES | intent, action history, final observation). The state it reads is
- * the episode's last state: its history holds every action (the final `exit` included) and its
- * observation is the final page. WebRL's reward is 1 when P(YES) >= 0.5, else 0.
+ * the episode's outcome state (`outcomeState`): its history holds every action (the final `exit`
+ * included) with what each acted on, and its observation is the final page. WebRL's reward is 1 when
+ * P(YES) >= 0.5, else 0.
  */
+import { describeTarget } from './actionTarget';
 import type { ModelHandle } from './checkpoint';
 import { featurizeOutcomes } from './featurizer';
-import type { ModelState } from './state';
+import { parsedAction, type ModelState } from './state';
+
+/** One policy call of an episode: the state shown and the raw reply. */
+export interface EpisodeRound {
+  state: ModelState;
+  response: string;
+}
+
+/** What the ORM reads of an episode: the intent, every action with its target on the page it was chosen on, and the last page seen. */
+export function outcomeState(intent: string, rounds: readonly EpisodeRound[]): ModelState | null {
+  const last = rounds[rounds.length - 1];
+  if (!last) return null;
+  const history = rounds.map((round) => {
+    const action = parsedAction(round.response);
+    const target = describeTarget(action, round.state.observation);
+    return target ? { response: round.response, action, target } : { response: round.response, action };
+  });
+  return { intent, history, observation: last.state.observation };
+}
 
 export interface OrmVerdict {
   pYes: number;
@@ -14,7 +34,7 @@ export interface OrmVerdict {
 
 /** What the local and remote ORMs offer. */
 export interface OutcomeJudge {
-  judge(finalStates: readonly ModelState[]): Promise<OrmVerdict[]>;
+  judge(outcomeStates: readonly ModelState[]): Promise<OrmVerdict[]>;
 }
 
 export function verdict(pYes: number): OrmVerdict {
@@ -24,9 +44,9 @@ export function verdict(pYes: number): OrmVerdict {
 export class Orm implements OutcomeJudge {
   constructor(readonly model: ModelHandle) {}
 
-  async judge(finalStates: readonly ModelState[]): Promise<OrmVerdict[]> {
-    if (finalStates.length === 0) return [];
-    const output = await this.model.engine.run(featurizeOutcomes(finalStates));
-    return finalStates.map((_, i) => verdict(output[i]!));
+  async judge(outcomeStates: readonly ModelState[]): Promise<OrmVerdict[]> {
+    if (outcomeStates.length === 0) return [];
+    const output = await this.model.engine.run(featurizeOutcomes(outcomeStates));
+    return outcomeStates.map((_, i) => verdict(output[i]!));
   }
 }

@@ -4,15 +4,22 @@
  * and `html` are read (htmlObservation.ts rebuilds elements and title from them), so states built from
  * stored traces (webrl.md §5 rows keep `url` and `html`) may leave `title` and `elements` out. The zod
  * schema validates states that arrive as data (training files) so a bad record fails with its path.
+ * An outcome state's rounds may carry the target of their action (actionTarget.ts), kept as stored.
  */
 import { z } from 'zod';
 import type { Action, Observation } from '../browser/contract';
 import { parseAction } from '../browser/grammar';
 import type { HistoryRound } from '../browser/policies/policy';
+import { actionTargetSchema, type ActionTarget } from './actionTarget';
+
+/** A round as the models read it; outcome states (the ORM's input) also say what each action acted on. */
+export interface ModelHistoryRound extends HistoryRound {
+  target?: ActionTarget;
+}
 
 export interface ModelState {
   intent: string;
-  history: readonly HistoryRound[];
+  history: readonly ModelHistoryRound[];
   observation: Observation;
 }
 
@@ -40,7 +47,7 @@ export const observationSchema = z.object({
 /** A history round is a raw output or {response, action}; the action is always re-parsed from the response, so stored and live states featurize alike. */
 const historyRoundSchema = z.union([
   z.string().transform((response) => ({ response, action: undefined })),
-  z.object({ response: z.string(), action: z.unknown().optional() }),
+  z.object({ response: z.string(), action: z.unknown().optional(), target: actionTargetSchema.optional() }),
 ]);
 
 export const modelStateSchema = z
@@ -52,12 +59,17 @@ export const modelStateSchema = z
   .transform(
     (state): ModelState => ({
       intent: state.intent,
-      history: state.history.map((round) => ({ response: round.response, action: parsedAction(round.response) })),
+      history: state.history.map((round) => {
+        const parsed: ModelHistoryRound = { response: round.response, action: parsedAction(round.response) };
+        if ('target' in round && round.target) parsed.target = round.target;
+        return parsed;
+      }),
       observation: state.observation,
     }),
   );
 
-function parsedAction(response: string): Action | null {
+/** A raw output's action, null when it does not parse. */
+export function parsedAction(response: string): Action | null {
   const parsed = parseAction(response);
   return parsed.ok ? parsed.action : null;
 }

@@ -61,6 +61,7 @@ describe('configuration', () => {
     ['learning rate for an unknown objective', { campaign: { training: { learningRates: { actor: 0.01 } } } }, 'campaign.training.learningRates.actor: unknown field'],
     ['negative learning rate', { campaign: { training: { learningRates: { 'actor-webrl': -1 } } } }, 'campaign.training.learningRates.actor-webrl'],
     ['unknown model backend', { models: { orm: { backend: 'gpt' } } }, 'models.orm.backend'],
+    ['action targets not boolean', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', actionTargets: 'yes' } } }, 'models.orm.actionTargets'],
     ['chat ORM without a model', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1' } } }, 'models.orm.model'],
     ['endpoint URL not http', { models: { feasibility: { backend: 'chat', baseUrl: 'ftp://x/v1', model: 'm' } } }, 'models.feasibility.baseUrl'],
     ['file path on an http critic', { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', path: 'c.onnx' } } }, 'models.critic.path: unknown field'],
@@ -114,6 +115,7 @@ describe('configuration', () => {
     }).models;
     assert.equal(models.actor.backend === 'completions' && models.actor.maxAttempts, 3);
     assert.equal(models.orm.backend === 'chat' && models.orm.concurrency, 8);
+    assert.equal(models.orm.backend === 'chat' && models.orm.actionTargets, false, "WebRL's ORM input unless asked");
     assert.equal(models.feasibility.backend === 'chat' && models.feasibility.batchSize, 10);
   });
 

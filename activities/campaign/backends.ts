@@ -46,6 +46,7 @@ export function remoteOrm(models: ModelsConfig, secrets: ModelSecrets, signal?: 
   return createChatOrm({
     ...chatOptions(orm, secrets, signal),
     topLogprobs: orm.topLogprobs,
+    actionTargets: orm.actionTargets,
     concurrency: orm.concurrency,
     ...(orm.maxObservationChars !== undefined ? { maxObservationChars: orm.maxObservationChars } : {}),
   });

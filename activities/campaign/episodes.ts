@@ -10,17 +10,11 @@ import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import type { EpisodeEnvironment } from '../../browser/contract';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
 import type { WebArenaTask } from '../../env/tasks/schema';
-import type { ModelState } from '../../models/state';
+import type { EpisodeRound } from '../../models/orm';
 import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
 import { withHeartbeats, type CampaignContext } from './context';
 import type { Config } from '../../config/schema';
-
-/** What a rollout keeps of each policy call: the state the model saw and what it answered. */
-export interface Round {
-  state: ModelState;
-  response: string;
-}
 
 export interface TrajectoryRecord {
   taskId: string;
@@ -34,7 +28,8 @@ export interface TrajectoryRecord {
   answer: string | null;
   reason: string;
   traceKey: string;
-  rounds: Round[];
+  /** Each policy call: the state the model saw and what it answered. */
+  rounds: EpisodeRound[];
 }
 
 /** One row of a shard's index: small, deterministic, no timings. */
@@ -56,8 +51,8 @@ export class InfrastructureFailure extends Error {
 }
 
 /** Wraps a policy so that every state it is shown, and its reply, is kept for training. */
-function recordingPolicy(inner: Policy): { policy: Policy; rounds: Round[] } {
-  const rounds: Round[] = [];
+function recordingPolicy(inner: Policy): { policy: Policy; rounds: EpisodeRound[] } {
+  const rounds: EpisodeRound[] = [];
   return {
     rounds,
     policy: {

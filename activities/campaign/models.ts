@@ -1,14 +1,13 @@
 /**
  * Models by storage key, loaded once per worker (ONNX sessions are reused across activities).
  */
-import { parseAction } from '../../browser/grammar';
 import { Actor } from '../../models/actor';
 import { loadModel, type ModelKind } from '../../models/checkpoint';
 import { Critic } from '../../models/critic';
-import { Orm } from '../../models/orm';
+import { Orm, outcomeState } from '../../models/orm';
 import type { ModelState } from '../../models/state';
 import type { CampaignContext } from './context';
-import type { Round, TrajectoryRecord } from './episodes';
+import type { TrajectoryRecord } from './episodes';
 
 export class ModelCache {
   private readonly loaded = new Map<string, Promise<Actor | Critic | Orm>>();
@@ -37,20 +36,9 @@ export class ModelCache {
   }
 }
 
-/** What the ORM reads of a trajectory: intent, every action taken, and the last page seen. */
+/** What the ORM reads of a trajectory (models/orm.ts `outcomeState`). */
 export function finalState(record: Pick<TrajectoryRecord, 'intent' | 'rounds'>): ModelState | null {
-  const last: Round | undefined = record.rounds[record.rounds.length - 1];
-  if (!last) return null;
-  return {
-    intent: record.intent,
-    history: [...last.state.history, { response: last.response, action: parsedOrNull(last.response) }],
-    observation: last.state.observation,
-  };
-}
-
-function parsedOrNull(response: string) {
-  const parsed = parseAction(response);
-  return parsed.ok ? parsed.action : null;
+  return outcomeState(record.intent, record.rounds);
 }
 
 export const GAMMA = 0.9;

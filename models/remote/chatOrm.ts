@@ -4,10 +4,16 @@
  *
  *   The User Intent:\n{intent}\n\nAction History:\n{one line per action}\n\nThe Current Screenshot:\n{final observation}
  *
+ * Each action line is the raw output. With `actionTargets`, an element action's line also says what
+ * the element was on its page (`[button "Upvote" 1 of 20 on /f/books/new]`, actionTarget.ts), since ids
+ * alone name nothing once the page has changed; it is off by default because WebRL's ORM was trained on
+ * the raw lines.
+ *
  * It asks for one token with top log-probs and reads P(YES) = p(YES) / (p(YES) + p(NO)), summing the
  * variants of each answer among the top tokens (" YES", "Yes", ...). A reply with neither answer among
  * its top tokens is malformed (retried, then a RemoteModelError).
  */
+import { targetText } from '../actionTarget';
 import type { OrmVerdict, OutcomeJudge } from '../orm';
 import { verdict } from '../orm';
 import type { ModelState } from '../state';
@@ -20,6 +26,8 @@ export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
   topLogprobs?: number;
   /** The final observation is cut to this many characters (default 16384 - 512, as the actor prompt). */
   maxObservationChars?: number;
+  /** Adds each action's target to its line (default false: WebRL's format). */
+  actionTargets?: boolean;
   concurrency?: number;
 }
 
@@ -29,8 +37,14 @@ export const ORM_SYSTEM_PROMPT =
   "user's task; if the task asked for information, the agent's final answer (its exit message) must be correct. " +
   'Reply with exactly one word: YES if it succeeded, NO if it did not.';
 
-export function ormUserTurn(state: ModelState, maxObservationChars = 16384 - 512): string {
-  const actions = state.history.map((round) => round.response.replace(/\s*\n\s*/g, ' ').trim()).join('\n');
+export function ormUserTurn(state: ModelState, options: { maxObservationChars?: number; actionTargets?: boolean } = {}): string {
+  const { maxObservationChars = 16384 - 512, actionTargets = false } = options;
+  const actions = state.history
+    .map((round) => {
+      const line = round.response.replace(/\s*\n\s*/g, ' ').trim();
+      return actionTargets && round.target ? `${line} ${targetText(round.target)}` : line;
+    })
+    .join('\n');
   const page = state.observation.html.slice(0, maxObservationChars);
   return `The User Intent:\n${state.intent}\n\nAction History:\n${actions}\n\nThe Current Screenshot:\n${page}`;
 }
@@ -72,7 +86,7 @@ export function createChatOrm(options: ChatOrmOptions): OutcomeJudge {
             model: options.model,
             messages: [
               { role: 'system', content: ORM_SYSTEM_PROMPT },
-              { role: 'user', content: ormUserTurn(state, options.maxObservationChars) },
+              { role: 'user', content: ormUserTurn(state, options) },
             ],
             max_tokens: 1,
             temperature: 0,

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModelState } from '../../models/state';
-import { createChatOrm, ORM_SYSTEM_PROMPT } from '../../models/remote/chatOrm';
+import { createChatOrm, ORM_SYSTEM_PROMPT, ormUserTurn } from '../../models/remote/chatOrm';
 import { judgeFeasibility } from '../../models/remote/feasibility';
 import { RemoteModelError } from '../../models/remote/retry';
 import { generateTasksWithLlm } from '../../models/remote/taskGeneration';
@@ -31,7 +31,11 @@ const finalState: ModelState = {
   intent: 'Add Blue Kettle to the cart',
   history: [
     { response: 'do(action="Search", argument="Blue Kettle", element="0")', action: { kind: 'Search', element: 0, argument: 'Blue Kettle' } },
-    { response: '# Element: the add button\ndo(action="Click", element="3")', action: { kind: 'Click', element: 3 } },
+    {
+      response: '# Element: the add button\ndo(action="Click", element="3")',
+      action: { kind: 'Click', element: 3 },
+      target: { tag: 'button', label: 'Add to Cart', nth: 1, of: 1, url: 'http://shop.test/product/blue-kettle?ref=search' },
+    },
     { response: 'exit(message="")', action: { kind: 'exit', message: '' } },
   ],
   observation: render({ kind: 'product', slug: 'blue-kettle', added: true }),
@@ -55,6 +59,11 @@ describe('chat ORM', () => {
         'The User Intent:\nAdd Blue Kettle to the cart\n\nAction History:\ndo(action="Search", argument="Blue Kettle", element="0")\n# Element: the add button do(action="Click", element="3")\nexit(message="")\n\nThe Current Screenshot:\n<html>',
       ),
     );
+  });
+
+  test("with actionTargets, each element action's line says what it acted on", () => {
+    assert.match(ormUserTurn(finalState, { actionTargets: true }), /\n# Element: the add button do\(action="Click", element="3"\) \[button "Add to Cart" on \/product\/blue-kettle\?ref=search\]\nexit/);
+    assert.doesNotMatch(ormUserTurn(finalState), /\[button "Add to Cart"/);
   });
 
   test('NO-only top tokens give P(YES) = 0; a reply without YES/NO is retried, then fails clearly', async () => {
