@@ -36,11 +36,6 @@ export class ModelCache {
   }
 }
 
-/** What the ORM reads of a trajectory (models/orm.ts `outcomeState`). */
-export function finalState(record: Pick<TrajectoryRecord, 'intent' | 'rounds'>): ModelState | null {
-  return outcomeState(record.intent, record.rounds);
-}
-
 export const GAMMA = 0.9;
 
 /** Monte-Carlo return of step t of T with a terminal reward (WebRL: gamma = 0.9, sparse reward). */
@@ -51,7 +46,7 @@ export function monteCarloReturn(reward: number, t: number, steps: number): numb
 /** ORM training rows from evaluator-labelled trajectories (evaluator scores are 0 or 1). */
 export function ormExamplesOf(records: readonly TrajectoryRecord[]): { state: ModelState; success: boolean }[] {
   return records.flatMap((record) => {
-    const state = finalState(record);
+    const state = outcomeState(record.intent, record.rounds);
     return state ? [{ state, success: record.score === 1 }] : [];
   });
 }
