@@ -229,6 +229,11 @@ function segmentClass(segment: string | undefined, intentSet: ReadonlySet<string
   return segment.length > 24 ? '~' : segment;
 }
 
+/** The share of the intent's terms among `tokens`, in quarters (0..4). */
+function intentCoverage(intentTerms: readonly string[], tokens: readonly string[]): string {
+  return quarters(share(intentTerms.filter((term) => tokens.includes(term)).length, intentTerms.length));
+}
+
 function stateContext(state: ModelState): StateContext {
   const observation = canonicalObservation(state.observation);
   const last = state.history[state.history.length - 1];
@@ -239,7 +244,6 @@ function stateContext(state: ModelState): StateContext {
   const titleTerms = terms(observation.title);
   const urls = [...new Set(urlTokens(observation.url).map(stem))];
   const segments = pathSegments(observation.url);
-  const coverage = (tokens: readonly string[]) => quarters(share(intentTerms.filter((token) => tokens.includes(token)).length, intentTerms.length));
   const typeWords = taskTypeWords(state.intent);
   return {
     intentTerms,
@@ -252,8 +256,8 @@ function stateContext(state: ModelState): StateContext {
     titleWords: titleTerms.filter((token) => !intentSet.has(token)),
     place: segmentClass(segments[0], intentSet),
     leaf: segmentClass(segments[segments.length - 1], intentSet),
-    titleCoverage: coverage(titleTerms),
-    urlCoverage: coverage(urls),
+    titleCoverage: intentCoverage(intentTerms, titleTerms),
+    urlCoverage: intentCoverage(intentTerms, urls),
     pageSegments,
     pageLower: pageSegments.join(' ').toLowerCase(),
     lastKind: last === undefined ? 'none' : (last.action?.kind ?? 'invalid'),
@@ -563,8 +567,7 @@ function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateCon
     if (match > 0) matching++;
     const segments = pathSegments(target.url);
     const leaf = segmentClass(segments[segments.length - 1], context.intentSet);
-    const urlWords = urlTokens(target.url).map(stem);
-    const urlCoverage = quarters(share(context.intentTerms.filter((term) => urlWords.includes(term)).length, context.intentTerms.length));
+    const urlCoverage = intentCoverage(context.intentTerms, urlTokens(target.url).map(stem));
     const isVerb = verb !== undefined && labelTerms.includes(verb);
     row.add(`tm|${k}|${match}`);
     row.add(`tmu|${k}|${match}|${urlCoverage}`);
