@@ -42,7 +42,7 @@ import { Critic } from '../models/critic';
 import { featurizeStates } from '../models/featurizer';
 import { accuracy, rocAuc } from '../models/metrics';
 import { Orm, outcomeState } from '../models/orm';
-import { SeededRng, deriveSeed } from '../models/rng';
+import { SeededRng, deriveSeed } from '../browser/rng';
 import type { ModelState } from '../models/state';
 import type { Objective } from '../models/train/examples';
 import { train, type TrainingJob } from '../models/train/trainer';
@@ -126,8 +126,10 @@ async function rollouts(label: string, tasks: readonly WebArenaTask[], policy: (
     const episodeTask: PolicyTask = toEpisodeTask(task, sites.urls);
     return { task: episodeTask, policy: recording(policy(task), steps), environment, options: { maxSteps: MAX_STEPS } };
   });
-  const byId = new Map(tasks.map((task) => [String(task.task_id), task]));
-  const results: EpisodeResult[] = await pool.runAll(requests);
+  // The pool reports in completion order; task order keeps the training data, and so the weights, seeded.
+  const order = new Map(tasks.map((task, index) => [String(task.task_id), index]));
+  const indexOf = (result: EpisodeResult) => order.get(String(result.outcome.taskId))!;
+  const results: EpisodeResult[] = (await pool.runAll(requests)).sort((a, b) => indexOf(a) - indexOf(b));
   const trajectories: Trajectory[] = [];
   let infra = 0;
   for (const result of results) {
@@ -135,7 +137,7 @@ async function rollouts(label: string, tasks: readonly WebArenaTask[], policy: (
       infra++;
       continue;
     }
-    const task = byId.get(String(result.outcome.taskId))!;
+    const task = tasks[indexOf(result)]!;
     const steps = recorded.get(String(task.task_id))!;
     const final = outcomeState(task.intent, steps);
     if (!final) continue;

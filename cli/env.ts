@@ -7,9 +7,10 @@ import type { Command } from 'commander';
 import { startEmbeddedSites, WEBARENA_PORTS } from '../env/embedded-sites';
 import { EMBEDDED_SITE_NAMES, isSiteName, type EmbeddedSiteName } from '../env/site-urls';
 import { cachedTasks, type Split } from '../env/tasks/generate';
+import type { WebArenaTask } from '../env/tasks/schema';
 import { DEFAULT_SEED } from '../env/world';
 
-function parseSeed(value: string): number {
+export function parseSeed(value: string): number {
   const seed = Number(value);
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer, got ${value}`);
   return seed;
@@ -26,6 +27,14 @@ function parsePorts(value: string): Partial<Record<EmbeddedSiteName, number>> {
     ports[site as EmbeddedSiteName] = Number(port);
   }
   return ports;
+}
+
+/** The generated tasks of one split (optionally of one site), with the flags checked. */
+export async function selectEmbeddedTasks(options: { split: string; site?: string; seed: number }): Promise<WebArenaTask[]> {
+  if (options.split !== 'train' && options.split !== 'test') throw new Error(`--split must be train or test, got ${options.split}`);
+  if (options.site !== undefined && !isSiteName(options.site)) throw new Error(`unknown site ${options.site}`);
+  const tasks = await cachedTasks(options.split as Split, options.seed);
+  return tasks.filter((t) => !options.site || t.sites.includes(options.site as EmbeddedSiteName));
 }
 
 function subcommand(program: Command, name: string, description: string): Command {
@@ -62,9 +71,7 @@ export function registerEnvCommands(program: Command): void {
     .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
     .option('--out <file>', 'write the (filtered) task file instead of listing')
     .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
-      if (options.split !== 'train' && options.split !== 'test') throw new Error(`--split must be train or test, got ${options.split}`);
-      if (options.site !== undefined && !isSiteName(options.site)) throw new Error(`unknown site ${options.site}`);
-      const tasks = (await cachedTasks(options.split as Split, options.seed)).filter((t) => !options.site || t.sites.includes(options.site as EmbeddedSiteName));
+      const tasks = await selectEmbeddedTasks(options);
       if (options.out) {
         await writeFile(options.out, JSON.stringify(tasks, null, 1));
         console.log(`wrote ${tasks.length} tasks to ${options.out}`);

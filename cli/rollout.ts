@@ -1,8 +1,11 @@
 /**
- * `webrl rollout`: runs a task file's episodes with a policy in a pool of browser contexts, writes one
- * trace per trajectory plus `outcomes.jsonl` and `summary.json` under --out, shows progress, prints each
- * outcome and a summary. The environment is pluggable (`createEnvironment`): by default plain tasks run on
- * their start URLs (optionally a served fixture directory) and are scored by the static environment.
+ * `webrl rollout`: runs episodes with a policy in a pool of browser contexts, writes one trace per
+ * trajectory plus `outcomes.jsonl` and `summary.json` under --out, shows progress, prints each outcome
+ * and a summary. The tasks come from a task file (`--tasks`: plain tasks run on their start URLs,
+ * optionally a served fixture directory, and are scored by the static environment; the environment is
+ * pluggable with `createEnvironment`) or from the embedded environment (`--split`: its generated tasks,
+ * run on the four embedded sites started here and scored by their evaluators). The policy may be a
+ * trained ONNX actor (`--policy actor --checkpoint FILE`), e.g. a campaign's phase checkpoint.
  * The exit code is 1 when any episode ended as an infrastructure failure (those should be retried).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -22,6 +25,13 @@ import { createStaticEnvironment } from '../browser/static-environment';
 import { serveDirectory } from '../browser/static-server';
 import { loadRolloutTasks } from '../browser/tasks';
 import { LocalTraceSink } from '../browser/traces';
+import { startEmbeddedSites } from '../env/embedded-sites';
+import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
+import { DEFAULT_SEED } from '../env/world';
+import { Actor } from '../models/actor';
+import { createActorPolicy } from '../models/actorPolicy';
+import { loadModel } from '../models/checkpoint';
+import { parseSeed, selectEmbeddedTasks } from './env';
 
 export interface RolloutSetup {
   tasks: PolicyTask[];
@@ -37,8 +47,13 @@ export interface RolloutCommandDeps {
 }
 
 interface RolloutOptions {
-  tasks: string;
-  policy: 'oracle' | 'random' | 'openai';
+  tasks?: string;
+  split?: string;
+  site?: string;
+  limit?: number;
+  worldSeed: number;
+  policy: 'oracle' | 'random' | 'openai' | 'actor';
+  checkpoint?: string;
   concurrency: number;
   out: string;
   serve?: string;
@@ -65,7 +80,7 @@ function finiteNumber(value: string): number {
   return number;
 }
 
-function createPolicy(options: RolloutOptions, tasks: PolicyTask[]): Policy {
+async function createPolicy(options: RolloutOptions, tasks: PolicyTask[]): Promise<Policy> {
   switch (options.policy) {
     case 'oracle': {
       const missing = tasks.filter((t) => !t.oracle).map((t) => t.task_id);
@@ -74,6 +89,12 @@ function createPolicy(options: RolloutOptions, tasks: PolicyTask[]): Policy {
     }
     case 'random':
       return createRandomPolicy({ seed: options.seed });
+    case 'actor': {
+      if (!options.checkpoint) throw new Error('--policy actor needs --checkpoint (an actor .onnx file with its .json card)');
+      const actor = new Actor(await loadModel(resolve(options.checkpoint), { kind: 'actor' }));
+      // Greedy by default, as evaluation runs it; a temperature samples, seeded per task and round.
+      return createActorPolicy(actor, options.temperature > 0 ? { mode: 'sample', temperature: options.temperature, seed: options.seed } : { mode: 'greedy' });
+    }
     case 'openai':
       if (!options.model || !options.baseUrl) throw new Error('--policy openai needs --model and --base-url');
       return createOpenAIPolicy({
@@ -122,12 +143,61 @@ function summarise(outcomes: EpisodeOutcome[], wallMs: number): RolloutSummary {
   };
 }
 
-async function runRollout(options: RolloutOptions, deps: RolloutCommandDeps): Promise<void> {
+interface TaskSource {
+  tasks: PolicyTask[];
+  environment: EpisodeEnvironment;
+  close(): Promise<void>;
+}
+
+/** `--split`: the embedded environment's tasks on its four sites, started for this run. */
+async function embeddedSource(options: RolloutOptions & { split: string }): Promise<TaskSource> {
+  const selected = (await selectEmbeddedTasks({ split: options.split, site: options.site, seed: options.worldSeed })).slice(0, options.limit);
+  if (selected.length === 0) throw new Error(`no ${options.split} tasks${options.site ? ` on ${options.site}` : ''}`);
+  const sites = await startEmbeddedSites({ seed: options.worldSeed });
+  return {
+    tasks: selected.map((task) => toEpisodeTask(task, sites.urls)),
+    environment: new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: selected }),
+    close: () => sites.stop(),
+  };
+}
+
+/** `--tasks`: a task file, on a served directory if asked, in the given or the static environment. */
+async function fileSource(options: RolloutOptions & { tasks: string }, deps: RolloutCommandDeps): Promise<TaskSource> {
   const tasks = await (deps.loadTasks ?? loadRolloutTasks)(resolve(options.tasks));
-  const policy = createPolicy(options, tasks);
+  const server = options.serve ? await serveDirectory(options.serve) : undefined;
+  try {
+    const setup: RolloutSetup = server ? { tasks, baseUrl: server.url } : { tasks };
+    const environment = await (deps.createEnvironment ?? createStaticEnvironment)(setup);
+    return { tasks, environment, close: async () => server?.close() };
+  } catch (error) {
+    await server?.close();
+    throw error;
+  }
+}
+
+async function taskSource(options: RolloutOptions, deps: RolloutCommandDeps): Promise<TaskSource> {
+  if ((options.tasks === undefined) === (options.split === undefined)) throw new Error('give either --tasks FILE or --split train|test');
+  if (options.split !== undefined) {
+    if (options.serve) throw new Error('--serve goes with --tasks; --split runs on the embedded sites');
+    return embeddedSource({ ...options, split: options.split });
+  }
+  if (options.site !== undefined || options.limit !== undefined) throw new Error('--site and --limit go with --split');
+  return fileSource({ ...options, tasks: options.tasks! }, deps);
+}
+
+async function runRollout(options: RolloutOptions, deps: RolloutCommandDeps): Promise<void> {
+  const source = await taskSource(options, deps);
+  try {
+    await runEpisodes(options, source);
+  } finally {
+    await source.close();
+  }
+}
+
+async function runEpisodes(options: RolloutOptions, { tasks, environment }: TaskSource): Promise<void> {
+  const policy = await createPolicy(options, tasks);
   const out = resolve(options.out);
   await mkdir(out, { recursive: true });
-  const server = options.serve ? await serveDirectory(options.serve) : undefined;
   const pool = await BrowserPool.start({ size: options.concurrency, log: (m) => console.error(m) });
   // The bar draws on a terminal only; elsewhere (CI, logs) the per-task lines are the progress.
   const bars = process.stderr.isTTY
@@ -137,8 +207,6 @@ async function runRollout(options: RolloutOptions, deps: RolloutCommandDeps): Pr
   const outcomes: EpisodeOutcome[] = [];
   const started = performance.now();
   try {
-    const setup: RolloutSetup = server ? { tasks, baseUrl: server.url } : { tasks };
-    const environment = await (deps.createEnvironment ?? createStaticEnvironment)(setup);
     const traceSink = new LocalTraceSink(join(out, 'traces'));
     const requests = tasks.map(
       (task): EpisodeRequest => ({
@@ -162,7 +230,6 @@ async function runRollout(options: RolloutOptions, deps: RolloutCommandDeps): Pr
   } finally {
     bars?.stop();
     await pool.close();
-    await server?.close();
   }
   const summary = summarise(outcomes, performance.now() - started);
   await writeFile(join(out, 'outcomes.jsonl'), outcomes.map((o) => JSON.stringify(o)).join('\n') + '\n');
@@ -181,16 +248,21 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
   return program
     .command('rollout')
     .description('run tasks in the browser with a policy and write their traces')
-    .requiredOption('--tasks <file>', 'task file (JSON array of {task_id, intent, start_url, oracle?})')
-    .addOption(new Option('--policy <name>', 'who acts').choices(['oracle', 'random', 'openai']).default('oracle'))
+    .option('--tasks <file>', 'task file (JSON array of {task_id, intent, start_url, oracle?})')
+    .option('--split <split>', 'instead of --tasks: the embedded environment\'s train or test tasks, on its sites')
+    .option('--site <site>', 'only the embedded tasks on this site (with --split)')
+    .option('--limit <n>', 'only the first n embedded tasks (with --split)', positiveInteger)
+    .option('--world-seed <n>', 'seed of the embedded sites and their tasks (with --split)', parseSeed, DEFAULT_SEED)
+    .addOption(new Option('--policy <name>', 'who acts').choices(['oracle', 'random', 'openai', 'actor']).default('oracle'))
+    .option('--checkpoint <file>', 'actor .onnx file, its .json card beside it (actor policy)')
     .option('--concurrency <n>', 'episodes at once (browser contexts)', positiveInteger, availableParallelism())
     .requiredOption('--out <dir>', 'output directory (traces/, outcomes.jsonl, summary.json)')
     .option('--serve <dir>', 'serve this directory on 127.0.0.1; relative start URLs resolve against it')
     .option('--max-steps <n>', 'steps per episode', positiveInteger, 30)
-    .option('--seed <n>', 'seed of the random policy', finiteNumber, 0)
+    .option('--seed <n>', 'seed of the random policy and of actor sampling', finiteNumber, 0)
     .option('--model <name>', 'model name (openai policy)')
     .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai policy)')
-    .option('--temperature <t>', 'sampling temperature (openai policy)', finiteNumber, 0)
+    .option('--temperature <t>', 'sampling temperature (openai and actor policies; 0 = greedy)', finiteNumber, 0)
     .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, 512)
     .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
     .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')

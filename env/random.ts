@@ -2,34 +2,17 @@
  * Seeded randomness for data and task generation. Each consumer forks its own stream by label, so
  * adding data in one place never shifts the values drawn somewhere else.
  */
-function hashString(text: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619);
-  }
-  return h >>> 0;
-}
+import { SeededRng, deriveSeed } from '../browser/rng';
 
-export class Rng {
-  private state: number;
-
+/** The project's PRNG with the helpers data generation needs, and named sub-streams. */
+export class Rng extends SeededRng {
   constructor(readonly seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  /** A uniform float in [0, 1) (mulberry32). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    super(seed);
   }
 
   /** An independent stream named by `label`, derived from this stream's seed. */
   fork(label: string): Rng {
-    return new Rng(hashString(`${this.seed}:${label}`));
+    return new Rng(deriveSeed(`${this.seed}:${label}`));
   }
 
   /** An integer in [min, max], both included. */
@@ -39,11 +22,6 @@ export class Rng {
 
   chance(probability: number): boolean {
     return this.next() < probability;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new Error('pick from an empty list');
-    return items[Math.floor(this.next() * items.length)] as T;
   }
 
   shuffle<T>(items: readonly T[]): T[] {

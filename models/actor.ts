@@ -16,7 +16,7 @@ import { formatAction, parseAction } from '../browser/grammar';
 import { buildCandidates, type Candidate } from './candidates';
 import type { ModelHandle } from './checkpoint';
 import { concatBatches, featurizeCandidates, ACTOR_ROW_WIDTH, type FeatureBatch } from './featurizer';
-import type { SeededRng } from './rng';
+import type { SeededRng } from '../browser/rng';
 import type { ModelState } from './state';
 
 export const ACTION_TOKENS = 1;

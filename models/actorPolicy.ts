@@ -6,7 +6,7 @@
 import { buildPrompt } from '../browser/policies/prompt';
 import type { Policy, PolicyInput, PolicyOutput } from '../browser/policies/policy';
 import type { Actor } from './actor';
-import { SeededRng, deriveSeed } from './rng';
+import { SeededRng, deriveSeed } from '../browser/rng';
 
 export type ActorPolicyOptions = { mode: 'greedy' } | { mode: 'sample'; temperature: number; seed: number };
 

@@ -9,7 +9,7 @@
  * nothing; outWeight starts random (seeded), which breaks the symmetry between hidden units and between
  * the critic's two heads. Gradients of the two tables are sparse: only the rows a batch touches.
  */
-import { SeededRng } from './rng';
+import { SeededRng } from '../browser/rng';
 import type { FeatureBatch } from './featurizer';
 
 export interface NetworkShape {

@@ -28,7 +28,7 @@ import type { Actor } from '../models/actor';
 import { inMemoryModel, networkShape, saveModel } from '../models/checkpoint';
 import { Critic } from '../models/critic';
 import { createNetwork, PARAMETER_NAMES } from '../models/network';
-import { SeededRng } from '../models/rng';
+import { SeededRng } from '../browser/rng';
 import type { ModelState } from '../models/state';
 import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';

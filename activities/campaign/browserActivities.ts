@@ -18,10 +18,10 @@ import type { CriticValues } from '../../models/critic';
 import { mapSettled } from '../../models/remote/concurrency';
 import { judgeFeasibility } from '../../models/remote/feasibility';
 import { chatOptions, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
-import { deriveSeed } from '../../models/rng';
+import { deriveSeed } from '../../browser/rng';
 import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
-import { datasetObject, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
 import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 
@@ -95,8 +95,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           criticExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'critic.jsonl'), criticExamplesOf(all)),
           ormExamples: await ctx.writeDataset(ctx.key(scope, 'demonstrations', 'orm.jsonl'), ormExamplesOf(all)),
         };
-        const objects = await Promise.all(Object.values(refs).map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)));
-        return { objects, data: refs };
+        return { objects: await ctx.datasetObjects(...Object.values(refs)), data: refs };
       });
     },
 
@@ -120,7 +119,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         });
         const trajectories = await ctx.writeDataset(`${base}/index.jsonl`, rows);
         const result: ShardResult = { shard: input.shard, trajectories, infrastructureFailures: 0 };
-        return { objects: [datasetObject(trajectories, (await ctx.store.head(trajectories.key)).bytes)], data: result };
+        return { objects: await ctx.datasetObjects(trajectories), data: result };
       });
     },
 
@@ -196,7 +195,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           kept = kept.filter((task) => chosen.has(task));
         }
         const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);
-        return { objects: [datasetObject(tasks, (await ctx.store.head(tasks.key)).bytes)], data: { tasks, meanValue } };
+        return { objects: await ctx.datasetObjects(tasks), data: { tasks, meanValue } };
       });
     },
   };

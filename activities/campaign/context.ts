@@ -68,6 +68,11 @@ export class CampaignContext {
     return rows;
   }
 
+  /** The manifest entries of written datasets (their stored sizes, and the hashes taken when writing). */
+  async datasetObjects(...refs: DatasetRef[]): Promise<ObjectInfo[]> {
+    return Promise.all(refs.map(async (ref) => ({ key: ref.key, bytes: (await this.store.head(ref.key)).bytes, sha256: ref.sha256 })));
+  }
+
   /** A local copy of a stored file (and of its card, for models), fetched once per worker. */
   async localFile(key: string, options: { withCard?: boolean } = {}): Promise<string> {
     const path = join(this.localRoot('cache'), key);
@@ -102,10 +107,6 @@ export class CampaignContext {
 
 export function cardKey(onnxKey: string): string {
   return onnxKey.replace(/\.onnx$/, '.json');
-}
-
-export function datasetObject(ref: DatasetRef, bytes: number): ObjectInfo {
-  return { key: ref.key, bytes, sha256: ref.sha256 };
 }
 
 /**

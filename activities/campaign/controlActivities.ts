@@ -15,7 +15,7 @@ import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifes
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { CampaignActivities } from './contract';
-import { datasetObject, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
 
 type ControlActivities = Pick<CampaignActivities, 'generateTasks' | 'evaluationTasks' | 'summarizeEvaluation' | 'publishPhase'>;
@@ -156,7 +156,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
           }
         }
         const ref = await ctx.writeDataset(ctx.key(input, 'tasks', 'candidates.jsonl'), tasks);
-        return { objects: [datasetObject(ref, (await ctx.store.head(ref.key)).bytes)], data: ref };
+        return { objects: await ctx.datasetObjects(ref), data: ref };
       });
     },
 
@@ -168,7 +168,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
         // The same sample every phase, so phases are compared on the same tasks.
         const tasks = testTasks > 0 && testTasks < test.length ? new Rng(scope.seed).fork('test-sample').sample(test, testTasks) : test;
         const ref = await ctx.writeDataset(ctx.key(scope, 'tasks', 'test.jsonl'), tasks);
-        return { objects: [datasetObject(ref, (await ctx.store.head(ref.key)).bytes)], data: ref };
+        return { objects: await ctx.datasetObjects(ref), data: ref };
       });
     },
 
@@ -193,7 +193,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
       const key = phaseManifestKey(input.campaignId, input.phase);
       const summary: PhaseSummary = { phase: input.phase, manifestKey: key, ...input.numbers };
       const datasets = [input.tasks, input.rewards, input.experience, input.carry.failedTasks, input.carry.replayBuffer];
-      const objects = await Promise.all(datasets.map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)));
+      const objects = await ctx.datasetObjects(...datasets);
       for (const model of Object.values(input.carry.models)) {
         const published = await ctx.store.readManifest(manifestKey(model));
         if (published) objects.push(...published.objects);

@@ -18,7 +18,7 @@ import { StorageNotFoundError } from '../../storage/errors';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 import type { Config } from '../../config/schema';
 import type { CampaignActivities } from './contract';
-import { datasetObject, withHeartbeats, type CampaignContext } from './context';
+import { withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
@@ -230,7 +230,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
           critic = await trainModel({ scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
         }
         const objects = [
-          ...(await Promise.all(datasets.map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)))),
+          ...(await ctx.datasetObjects(...datasets)),
           ...orm.objects,
           ...critic.objects,
         ];
@@ -267,7 +267,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const ref = await ctx.writeDataset(ctx.key(input, 'rewards.jsonl'), rewards);
         if (failures.length) await ctx.store.putJson(ctx.key(input, 'rewards-failures.json'), failures);
         const successes = rewards.filter((r) => r.reward === 1).length;
-        return { objects: [datasetObject(ref, (await ctx.store.head(ref.key)).bytes)], data: { rewards: ref, successes } };
+        return { objects: await ctx.datasetObjects(ref), data: { rewards: ref, successes } };
       });
     },
 
@@ -324,11 +324,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const experience = await ctx.writeDataset(ctx.key(input, 'experience.jsonl'), [...current, ...replayed]);
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
-        const objects = await Promise.all(
-          [experience, replayBuffer, failedTasks].map(async (ref) => datasetObject(ref, (await ctx.store.head(ref.key)).bytes)),
-        );
         return {
-          objects,
+          objects: await ctx.datasetObjects(experience, replayBuffer, failedTasks),
           data: { experience, replayBuffer, failedTasks, replayedSteps: replayed.length, currentSteps: current.length },
         };
       });

@@ -6,7 +6,7 @@
  */
 import type { Action, ObservedElement } from '../contract';
 import { formatAction } from '../grammar';
-import { createRng, hashSeed, pick, type Rng } from '../rng';
+import { SeededRng, deriveSeed } from '../rng';
 import { buildPrompt } from './prompt';
 import type { Policy, PolicyInput, PolicyOutput } from './policy';
 
@@ -32,21 +32,21 @@ function wordsOf(elements: readonly ObservedElement[]): string[] {
 }
 
 /** Every valid action as a thunk that draws its own argument, so the choice among them stays uniform. */
-function candidates(elements: readonly ObservedElement[], rng: Rng): (() => Action)[] {
+function candidates(elements: readonly ObservedElement[], rng: SeededRng): (() => Action)[] {
   const words = wordsOf(elements);
   const all: (() => Action)[] = [];
   for (const element of elements) {
     const id = element.id;
     all.push(() => ({ kind: 'Click', element: id }), () => ({ kind: 'Hover', element: id }));
     if (isTextField(element)) {
-      all.push(() => ({ kind: 'Type', element: id, argument: pick(rng, words) }));
-      all.push(() => ({ kind: 'Search', element: id, argument: pick(rng, words) }));
+      all.push(() => ({ kind: 'Type', element: id, argument: rng.pick(words) }));
+      all.push(() => ({ kind: 'Search', element: id, argument: rng.pick(words) }));
     }
     const options = element.options ?? [];
-    if (options.length > 0) all.push(() => ({ kind: 'Select Dropdown Option', element: id, argument: pick(rng, options) }));
+    if (options.length > 0) all.push(() => ({ kind: 'Select Dropdown Option', element: id, argument: rng.pick(options) }));
   }
   for (const kind of ['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward'] as const) all.push(() => ({ kind }));
-  all.push(() => ({ kind: 'exit', message: pick(rng, words) }));
+  all.push(() => ({ kind: 'exit', message: rng.pick(words) }));
   return all;
 }
 
@@ -55,8 +55,8 @@ export function createRandomPolicy(options: RandomPolicyOptions = {}): Policy {
   return {
     name: 'random',
     async act({ task, observation, history }: PolicyInput): Promise<PolicyOutput> {
-      const rng = createRng(hashSeed(seed, task.task_id, history.length));
-      const action = pick(rng, candidates(observation.elements, rng))();
+      const rng = new SeededRng(deriveSeed(seed, task.task_id, history.length));
+      const action = rng.pick(candidates(observation.elements, rng))();
       const prompt = buildPrompt(task.intent, history.map((h) => h.response), observation.html);
       return { response: formatAction(action), prompt };
     },

@@ -5,7 +5,7 @@
  * Embedded tasks add one field, `oracle`: the solution as `OracleStep[]`.
  */
 import { z } from 'zod';
-import type { OracleStep } from '../../browser/contract';
+import { oracleStepSchema } from '../../browser/tasks';
 import { SITE_NAMES } from '../site-urls';
 
 const stringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
@@ -63,23 +63,6 @@ export const evalSchema = z
     if (ev.eval_types.includes('program_html') && !ev.program_html?.length)
       ctx.addIssue({ code: 'custom', path: ['program_html'], message: 'program_html needs at least one target' });
   });
-
-const matcherSchema = z
-  .object({
-    tag: z.string().optional(),
-    text: z.string().optional(),
-    textIncludes: z.string().optional(),
-    attributes: z.record(z.string(), z.string()).optional(),
-    nth: z.number().int().min(0).optional(),
-  })
-  .strict();
-
-export const oracleStepSchema: z.ZodType<OracleStep> = z.union([
-  z.object({ action: z.enum(['Click', 'Hover']), target: matcherSchema }).strict(),
-  z.object({ action: z.enum(['Type', 'Search', 'Select Dropdown Option']), target: matcherSchema, argument: z.string() }).strict(),
-  z.object({ action: z.enum(['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward']) }).strict(),
-  z.object({ action: z.literal('exit'), message: z.string() }).strict(),
-]);
 
 export const webArenaTaskSchema = z
   .object({

@@ -14,7 +14,7 @@ import { FEATURIZER_VERSION } from '../featurizer';
 import { DEFAULT_HIDDEN, MODEL_SPECS, networkShape, saveModel, sha256, type ModelCard } from '../checkpoint';
 import { createNetwork, type Network } from '../network';
 import { importOnnx } from '../onnxGraph';
-import { SeededRng, deriveSeed } from '../rng';
+import { SeededRng, deriveSeed } from '../../browser/rng';
 import { loadExamples, type ExampleSource, type Objective } from './examples';
 import { WEBRL_BETA, type BetaRule } from './objectives';
 import { adamStep, createAdamState, DEFAULT_ADAM, type AdamState } from './optimizer';

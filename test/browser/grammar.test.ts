@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Action } from '../../browser/contract';
 import { formatAction, parseAction, type ParseErrorCode } from '../../browser/grammar';
-import { createRng, pick, type Rng } from '../../browser/rng';
+import { SeededRng } from '../../browser/rng';
 
 type Expectation = Action | ParseErrorCode;
 
@@ -96,10 +96,10 @@ describe('parseAction: realistic model outputs', () => {
 
 const WORDS = ['red shoes', 'Blue', '', 'He said "hi"', "it's", 'back\\slash', 'tab\there', 'new\nline', 'café', '$59.99', '\u0001ctl'];
 
-function randomAction(rng: Rng): Action {
-  const element = Math.floor(rng() * 500);
-  const argument = pick(rng, WORDS);
-  switch (Math.floor(rng() * 11)) {
+function randomAction(rng: SeededRng): Action {
+  const element = Math.floor(rng.next() * 500);
+  const argument = rng.pick(WORDS);
+  switch (Math.floor(rng.next() * 11)) {
     case 0:
       return { kind: 'Click', element };
     case 1:
@@ -128,26 +128,26 @@ function randomAction(rng: Rng): Action {
 const ALPHABET = 'do(exit)go_backward="\',\\ #\n\tactionelementargumentmessage0123456789ClickTypeScroll Down<|eot_id|>```';
 
 /** Mutates a string: deletions, insertions, duplications and truncations drawn from grammar-ish pieces. */
-function mutate(rng: Rng, text: string): string {
+function mutate(rng: SeededRng, text: string): string {
   let out = text;
-  const edits = 1 + Math.floor(rng() * 4);
+  const edits = 1 + Math.floor(rng.next() * 4);
   for (let i = 0; i < edits; i++) {
-    const at = Math.floor(rng() * (out.length + 1));
-    switch (Math.floor(rng() * 5)) {
+    const at = Math.floor(rng.next() * (out.length + 1));
+    switch (Math.floor(rng.next() * 5)) {
       case 0:
-        out = out.slice(0, at) + out.slice(at + 1 + Math.floor(rng() * 3));
+        out = out.slice(0, at) + out.slice(at + 1 + Math.floor(rng.next() * 3));
         break;
       case 1:
-        out = out.slice(0, at) + ALPHABET[Math.floor(rng() * ALPHABET.length)] + out.slice(at);
+        out = out.slice(0, at) + ALPHABET[Math.floor(rng.next() * ALPHABET.length)] + out.slice(at);
         break;
       case 2:
-        out = out.slice(0, at) + out.slice(at, at + Math.floor(rng() * 10)) + out.slice(at);
+        out = out.slice(0, at) + out.slice(at, at + Math.floor(rng.next() * 10)) + out.slice(at);
         break;
       case 3:
         out = out.slice(0, at);
         break;
       default:
-        out = out.slice(0, at) + String.fromCharCode(Math.floor(rng() * 0x3000)) + out.slice(at);
+        out = out.slice(0, at) + String.fromCharCode(Math.floor(rng.next() * 0x3000)) + out.slice(at);
     }
   }
   return out;
@@ -155,7 +155,7 @@ function mutate(rng: Rng, text: string): string {
 
 describe('parseAction: fuzz', () => {
   test('formatAction round-trips through parseAction', () => {
-    const rng = createRng(7);
+    const rng = new SeededRng(7);
     for (let i = 0; i < 3000; i++) {
       const action = randomAction(rng);
       assert.deepEqual(parseAction(formatAction(action)), { ok: true, action });
@@ -164,13 +164,13 @@ describe('parseAction: fuzz', () => {
   });
 
   test('12,000 random and mutated strings never throw and always give a well-formed result', () => {
-    const rng = createRng(20241102);
+    const rng = new SeededRng(20241102);
     const seeds = [...TABLE.map(([output]) => output), ...Array.from({ length: 50 }, () => formatAction(randomAction(rng)))];
     for (let i = 0; i < 12_000; i++) {
       const input =
         i % 3 === 0
-          ? Array.from({ length: Math.floor(rng() * 80) }, () => ALPHABET[Math.floor(rng() * ALPHABET.length)]).join('')
-          : mutate(rng, pick(rng, seeds));
+          ? Array.from({ length: Math.floor(rng.next() * 80) }, () => ALPHABET[Math.floor(rng.next() * ALPHABET.length)]).join('')
+          : mutate(rng, rng.pick(seeds));
       const result = parseAction(input);
       if (result.ok) assert.equal(typeof result.action.kind, 'string');
       else assert.ok(result.error.code && result.error.message, `bad error for ${JSON.stringify(input)}`);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Actor, ACTION_TOKENS, FLOOR_LOG_PROB } from '../../models/actor';
 import { createActorPolicy } from '../../models/actorPolicy';
 import { loadModel } from '../../models/checkpoint';
-import { SeededRng } from '../../models/rng';
+import { SeededRng } from '../../browser/rng';
 import type { ModelState } from '../../models/state';
 import { train } from '../../models/train/trainer';
 import { demonstrations, TEST_TASKS, TRAIN_TASKS } from './fixtures/data';

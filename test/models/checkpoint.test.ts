@@ -14,7 +14,7 @@ import { Critic } from '../../models/critic';
 import { FEATURIZER_VERSION, STATE_ROW_WIDTH, ACTOR_ROW_WIDTH } from '../../models/featurizer';
 import { createNetwork, PARAMETER_NAMES, type Network } from '../../models/network';
 import { Orm } from '../../models/orm';
-import { SeededRng } from '../../models/rng';
+import { SeededRng } from '../../browser/rng';
 import type { ModelState } from '../../models/state';
 import { noisyTrajectories, ALL_TASKS } from './fixtures/data';
 

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FeatureBatch } from '../../models/featurizer';
 import { backward, createNetwork, emptyGradient, forward, PARAMETER_NAMES, type Gradient, type Network, type ParameterName } from '../../models/network';
-import { SeededRng } from '../../models/rng';
+import { SeededRng } from '../../browser/rng';
 import { logSoftmax } from '../../models/actor';
 import { binaryLoss, demonstrationLoss, webrlActorLoss, type CandidateGroup, type LossResult } from '../../models/train/objectives';
 

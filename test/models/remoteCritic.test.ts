@@ -14,7 +14,7 @@ import { createNetwork, PARAMETER_NAMES, type Network } from '../../models/netwo
 import { exportOnnx } from '../../models/onnxGraph';
 import { createHttpCritic, CRITIC_PROTOCOL } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
-import { SeededRng } from '../../models/rng';
+import { SeededRng } from '../../browser/rng';
 import type { ModelState } from '../../models/state';
 import { render } from './fixtures/shop';
 import { startServer, type RecordedRequest, type Reply, type TestServer } from './fixtures/servers';
