@@ -12,7 +12,7 @@ import { DEFAULT_SEED } from '../env/world';
 
 export function parseSeed(value: string): number {
   const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(seed) || seed < 0) throw new Error(`a seed must be a non-negative integer, got ${value}`);
   return seed;
 }
 
