@@ -24,13 +24,9 @@ export class Rng extends SeededRng {
     return this.next() < probability;
   }
 
+  /** The items in a uniformly random order (the same draws as `permutation`). */
   shuffle<T>(items: readonly T[]): T[] {
-    const out = [...items];
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = Math.floor(this.next() * (i + 1));
-      [out[i], out[j]] = [out[j] as T, out[i] as T];
-    }
-    return out;
+    return this.permutation(items.length).map((i) => items[i]!);
   }
 
   sample<T>(items: readonly T[], count: number): T[] {
