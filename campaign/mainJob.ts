@@ -6,7 +6,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { Settings } from '../config/settings';
+import { withLocalStackCredentials, type Settings } from '../config/settings';
 import { stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, type Log } from '../infra/tools';
 import { ArtifactStore } from '../storage/artifactStore';
@@ -102,17 +102,21 @@ async function watch(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<C
   return result;
 }
 
-export async function runMainJob(settings: Settings, log: Log): Promise<{ progress: CampaignProgress; handle: WorkflowHandle<typeof campaignWorkflow> }> {
+export async function runMainJob(
+  loaded: Settings,
+  log: Log,
+): Promise<{ progress: CampaignProgress; handle: WorkflowHandle<typeof campaignWorkflow>; settings: Settings }> {
   const temporal = await ensureTemporal(log);
   const minio = await ensureMinio(log);
   log(describeTool(temporal));
   log(describeTool(minio));
-  const endpoints = await stackUp(settings.config, {
+  const endpoints = await stackUp(loaded.config, {
     temporalBinary: temporal.path,
     minioBinary: minio.path,
-    ...(process.env.AWS_ACCESS_KEY_ID && settings.secrets.s3 ? { s3Credentials: settings.secrets.s3 } : {}),
+    ...(process.env.AWS_ACCESS_KEY_ID && loaded.secrets.s3 ? { s3Credentials: loaded.secrets.s3 } : {}),
     log,
   });
+  const settings = await withLocalStackCredentials(loaded);
   const stop = new AbortController();
   const workers = runWorkers(settings, ALL_QUEUES, stop.signal);
   const client = await connectClient(settings.config, settings.secrets);
@@ -121,7 +125,7 @@ export async function runMainJob(settings: Settings, log: Log): Promise<{ progre
     const handle = await attachOrStart(client, store, settings, log);
     log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
     const progress = await watch(handle);
-    return { progress, handle };
+    return { progress, handle, settings };
   } finally {
     stop.abort();
     await workers;

@@ -100,13 +100,13 @@ export function registerCampaignCommands(program: Command): void {
       .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
   ).action(async (flags: CommonFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
     const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
-    const settings = await loadSettings(flags.config, process.env, {
+    const loaded = await loadSettings(flags.config, process.env, {
       'campaign.name': flags.name,
       'campaign.phases': number(flags.phases),
       'campaign.seed': number(flags.seed),
       ...(flags.curriculum ? {} : { 'campaign.phase.curriculum': false }),
     });
-    const { progress } = await runMainJob(settings, say);
+    const { progress, settings } = await runMainJob(loaded, say);
     say(describeProgress(progress));
     say('');
     say(await writeReport(settings, settings.config.campaign.name, flags.out));

@@ -93,7 +93,7 @@ export function loadModelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSec
  * Reads secrets from `env`. When no S3 keys are set, `fallbackS3` (the local stack's generated
  * credentials, when that stack is the target) is used.
  */
-export function loadSecrets(env: NodeJS.ProcessEnv = process.env, fallbackS3?: S3Credentials): Secrets {
+export function loadSecrets(env: NodeJS.ProcessEnv = process.env): Secrets {
   const accessKeyId = fromEnv(env, SECRET_ENV.s3AccessKeyId);
   const secretAccessKey = fromEnv(env, SECRET_ENV.s3SecretAccessKey);
   if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
@@ -102,10 +102,7 @@ export function loadSecrets(env: NodeJS.ProcessEnv = process.env, fallbackS3?: S
     );
   }
   const sessionToken = fromEnv(env, SECRET_ENV.s3SessionToken);
-  const s3 =
-    accessKeyId && secretAccessKey
-      ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
-      : fallbackS3;
+  const s3 = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
   const clientCert = fileFromEnv(env, SECRET_ENV.temporalClientCertPath);
   const clientKey = fileFromEnv(env, SECRET_ENV.temporalClientKeyPath);
   if (Boolean(clientCert) !== Boolean(clientKey)) {

@@ -5,7 +5,7 @@
 import { localStackCredentials, targetsLocalStack } from '../infra/stack';
 import { loadConfig } from './load';
 import type { Config } from './schema';
-import { loadSecrets, SECRET_ENV, type Secrets } from './secrets';
+import { loadSecrets, type Secrets } from './secrets';
 
 export interface Settings {
   config: Config;
@@ -18,7 +18,15 @@ export async function loadSettings(
   overrides: Record<string, unknown> = {},
 ): Promise<Settings> {
   const config = await loadConfig(file, env, overrides);
-  const envHasKeys = Boolean(env[SECRET_ENV.s3AccessKeyId]);
-  const fallback = !envHasKeys && targetsLocalStack(config) ? await localStackCredentials(config, { create: false }) : undefined;
-  return { config, secrets: loadSecrets(env, fallback) };
+  return withLocalStackCredentials({ config, secrets: loadSecrets(env) });
+}
+
+/**
+ * With no S3 keys in the environment and S3 on the local stack, the stack's generated credentials.
+ * The main job calls it again after bringing the stack up, since a fresh stack makes them only then.
+ */
+export async function withLocalStackCredentials(settings: Settings): Promise<Settings> {
+  if (settings.secrets.s3 || !targetsLocalStack(settings.config)) return settings;
+  const s3 = await localStackCredentials(settings.config, { create: false });
+  return s3 ? { ...settings, secrets: { ...settings.secrets, s3 } } : settings;
 }
