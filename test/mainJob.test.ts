@@ -1,0 +1,84 @@
+/**
+ * The main job as a user first runs it: `webrl campaign run` on a fresh data dir, with no S3 keys in
+ * the environment, brings up its own stack (which generates the MinIO credentials), runs a tiny
+ * campaign to the end and prints the report. Ports are free ones, so it runs beside other tests.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort } from '../infra/processes';
+
+const execFileAsync = promisify(execFile);
+const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
+
+/** The environment of a user who set no S3 keys. */
+function withoutS3Keys(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) delete env[key];
+  return env;
+}
+
+async function webrl(args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, [WEBRL, ...args], { cwd, env: withoutS3Keys(), timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+  }
+}
+
+describe('webrl campaign run (the main job) on a fresh data dir', () => {
+  let dir: string;
+  let configFile: string;
+  let uiPort: number;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'webrl-main-'));
+    uiPort = await freePort();
+    const config = {
+      campaign: {
+        name: 'first-run',
+        seed: 5,
+        phase: { tasksPerPhase: 3, rolloutShardSize: 2, rolloutShardsInFlight: 2, criticBand: [0, 1] },
+        environment: { testTasks: 3, demonstrationTasks: 12, maxSteps: 6, episodeDeadlineSeconds: 120 },
+        training: { sftEpochs: 2, ormEpochs: 2, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 4 },
+      },
+      stack: {
+        dataDir: join(dir, 'state'),
+        temporalPort: await freePort(),
+        temporalUiPort: uiPort,
+        minioPort: await freePort(),
+        minioConsolePort: await freePort(),
+      },
+      concurrency: { browserContexts: 2 },
+      sites: { ports: { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() } },
+    };
+    configFile = join(dir, 'campaign.json');
+    await writeFile(configFile, JSON.stringify(config));
+  });
+  after(async () => {
+    await webrl(['stack', 'down', '-c', configFile], dir);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('starts the stack, runs SFT and one phase, and ends with the report and chart', async () => {
+    const run = await webrl(['campaign', 'run', '-c', configFile, '--phases', '1', '-o', join(dir, 'chart.svg')], dir);
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /starting MinIO/);
+    assert.match(run.output, new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${uiPort}/namespaces/webrl/workflows/campaign-first-run`));
+    // The report's table has a row per phase (SFT and phase 1), then names the chart it wrote.
+    assert.match(run.output, /^\s*0 \(SFT\)\s+\d+\.\d%/m);
+    assert.match(run.output, /^\s*1\s+\d+\.\d%/m);
+    assert.match(run.output, /chart: .*chart\.svg/);
+    assert.match(await readFile(join(dir, 'chart.svg'), 'utf8'), /^<svg/);
+
+    const { secretAccessKey } = JSON.parse(await readFile(join(dir, 'state', 'secrets', 'minio.json'), 'utf8')) as { secretAccessKey: string };
+    assert.ok(!run.output.includes(secretAccessKey), 'the generated MinIO secret is never printed');
+  });
+});
