@@ -143,6 +143,14 @@ export class ActionExecutor {
           await page.mouse.move(point.x, point.y);
           return undefined;
         }
+        if (action.kind === 'Click' && point.opensTab) {
+          // The new tab's 'page' event can arrive after the old page looks settled on a busy machine,
+          // so wait for it rather than for quiet (onPage, registered first, has recorded it by then).
+          const tab = this.context.waitForEvent('page', { timeout: this.options.stepTimeoutMs }).catch(() => undefined);
+          await page.mouse.click(point.x, point.y);
+          await tab;
+          return undefined;
+        }
         await page.mouse.click(point.x, point.y);
         if (action.kind === 'Click') return undefined;
         await page.keyboard.press('ControlOrMeta+A');

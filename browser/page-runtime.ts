@@ -42,6 +42,8 @@ interface Rect {
 export interface ClickTarget {
   x: number;
   y: number;
+  /** A click there follows a link into another tab (target=_blank or a named window). */
+  opensTab: boolean;
 }
 
 export type SelectResult = { ok: true; chosen: string } | { ok: false; error: string };
@@ -147,7 +149,14 @@ export function createPageRuntime() {
     const y = (visible.top + visible.bottom) / 2;
     const hit = frame.doc.elementFromPoint(x - frame.dx, y - frame.dy);
     if (!hit || !el.contains(hit) || !pointReaches(frame, x, y)) return null;
-    return { x, y };
+    return { x, y, opensTab: opensTab(hit) };
+  }
+
+  function opensTab(el: Element): boolean {
+    const link = el.closest('a[href], area[href]');
+    if (!link || link.hasAttribute('download')) return false;
+    const target = (link.getAttribute('target') ?? '').trim().toLowerCase();
+    return target !== '' && target !== '_self' && target !== '_parent' && target !== '_top';
   }
 
   function isEditableRoot(el: Element): boolean {
