@@ -1,0 +1,4 @@
+/** The oracle solves every sampled shopping task in real Chromium (score 1, ended by its exit). */
+import { describeOracleSolves } from '../../harness/oracleEpisodes';
+
+describeOracleSolves('shopping');
