@@ -5,16 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { freePort } from '../infra/processes';
-
-const execFileAsync = promisify(execFile);
-const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
+import { runWebrl } from './harness/cli';
 
 /** The environment of a user who set no S3 keys. */
 function withoutS3Keys(): NodeJS.ProcessEnv {
@@ -23,15 +18,7 @@ function withoutS3Keys(): NodeJS.ProcessEnv {
   return env;
 }
 
-async function webrl(args: string[], cwd: string): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [WEBRL, ...args], { cwd, env: withoutS3Keys(), timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
-}
+const webrl = (args: string[], cwd: string) => runWebrl(args, { cwd, env: withoutS3Keys(), timeoutMs: 20 * 60_000 });
 
 describe('webrl campaign run (the main job) on a fresh data dir', () => {
   let dir: string;

@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { freePort, isAlive } from '../infra/processes';
+import { runWebrl } from './harness/cli';
 
-const execFileAsync = promisify(execFile);
-const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
-
-async function webrl(args: string[]): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [WEBRL, ...args], { timeout: 120_000 });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
-  }
-}
+const webrl = (args: string[]) => runWebrl(args);
 
 describe('webrl stack up | status | down', () => {
   let dataDir: string;
