@@ -90,8 +90,8 @@ export function loadModelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSec
 }
 
 /**
- * Reads secrets from `env`. When no S3 keys are set, `fallbackS3` (the local stack's generated
- * credentials, when that stack is the target) is used.
+ * Reads secrets from `env`. With no S3 keys set, `s3` is left out; `loadSettings` then fills in the
+ * local stack's generated credentials when that stack is the target (config/settings.ts).
  */
 export function loadSecrets(env: NodeJS.ProcessEnv = process.env): Secrets {
   const accessKeyId = fromEnv(env, SECRET_ENV.s3AccessKeyId);
