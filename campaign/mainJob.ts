@@ -6,7 +6,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { withLocalStackCredentials, type Settings } from '../config/settings';
+import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../config/settings';
 import { stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, type Log } from '../infra/tools';
 import { ArtifactStore } from '../storage/artifactStore';
@@ -113,7 +113,7 @@ export async function runMainJob(
   const endpoints = await stackUp(loaded.config, {
     temporalBinary: temporal.path,
     minioBinary: minio.path,
-    ...(process.env.AWS_ACCESS_KEY_ID && loaded.secrets.s3 ? { s3Credentials: loaded.secrets.s3 } : {}),
+    s3Credentials: environmentS3Credentials(loaded),
     log,
   });
   const settings = await withLocalStackCredentials(loaded);

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { loadSettings, type Settings } from '../config/settings';
+import { environmentS3Credentials, loadSettings, type Settings } from '../config/settings';
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { connectClient } from '../temporal/connection';
@@ -69,15 +69,15 @@ export function registerStackCommands(program: Command): void {
 
   withStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(
     async (flags: StackFlags) => {
-      const { config, secrets } = await stackSettings(flags);
+      const settings = await stackSettings(flags);
       const temporal = await ensureTemporal(say);
       const minio = await ensureMinio(say);
       say(describeTool(temporal));
       say(describeTool(minio));
-      const endpoints = await stackUp(config, {
+      const endpoints = await stackUp(settings.config, {
         temporalBinary: temporal.path,
         minioBinary: minio.path,
-        ...(process.env.AWS_ACCESS_KEY_ID && secrets.s3 ? { s3Credentials: secrets.s3 } : {}),
+        s3Credentials: environmentS3Credentials(settings),
         log: say,
       });
       say('local stack is up:');

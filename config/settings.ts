@@ -5,7 +5,7 @@
 import { localStackCredentials, targetsLocalStack } from '../infra/stack';
 import { loadConfig } from './load';
 import type { Config } from './schema';
-import { loadSecrets, type Secrets } from './secrets';
+import { SECRET_ENV, loadSecrets, type S3Credentials, type Secrets } from './secrets';
 
 export interface Settings {
   config: Config;
@@ -29,4 +29,12 @@ export async function withLocalStackCredentials(settings: Settings): Promise<Set
   if (settings.secrets.s3 || !targetsLocalStack(settings.config)) return settings;
   const s3 = await localStackCredentials(settings.config, { create: false });
   return s3 ? { ...settings, secrets: { ...settings.secrets, s3 } } : settings;
+}
+
+/**
+ * The S3 keys to start the local MinIO with: the environment's when it sets them, else none, so the
+ * stack generates (or reuses) its own. `settings.secrets.s3` alone cannot tell: it may hold those.
+ */
+export function environmentS3Credentials(settings: Settings, env: NodeJS.ProcessEnv = process.env): S3Credentials | undefined {
+  return env[SECRET_ENV.s3AccessKeyId] ? settings.secrets.s3 : undefined;
 }
