@@ -10,7 +10,8 @@
  *    rollouts sampled at temperature 0.5 on the noisy-oracle tasks, as WebRL trains its ORM on the
  *    agent's labelled trajectories), accuracy against the evaluator's labels on the held-out
  *    (test-task) trajectories of step 2 (SFT + oracle + random), overall, per policy, and split by
- *    whether the task's template had train tasks (held-out templates have none).
+ *    whether the task's template had train tasks (held-out templates have none); each figure is the
+ *    mean over --orm-seeds ORM training runs on the same trajectories (its unit gives the range).
  * 4. Critic: trained on Monte-Carlo-return labels (gamma 0.9) of the train-task trajectories, ROC AUC
  *    on the held-out states.
  * 5. Batched onnxruntime throughput of the actor (candidate rows/s, featurizing excluded) and of the
@@ -18,6 +19,7 @@
  *
  * Run: node --import tsx bench/models.ts [--demos-per-template 3] [--noisy-per-template 6]
  *   [--random-tasks 40] [--test-tasks 0 = all] [--concurrency 2] [--max-steps 12] [--seed 2411]
+ *   [--orm-seeds 8]
  * Ends with one `BENCH <name> <value> <unit>` line per figure; progress goes to stderr.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -56,6 +58,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '2' },
     'max-steps': { type: 'string', default: '12' },
     seed: { type: 'string', default: '2411' },
+    'orm-seeds': { type: 'string', default: '8' },
   },
 });
 const DEMOS_PER_TEMPLATE = Number(flags['demos-per-template']);
@@ -66,6 +69,7 @@ const TEST_TASKS = Number(flags['test-tasks']);
 const CONCURRENCY = Number(flags.concurrency);
 const MAX_STEPS = Number(flags['max-steps']);
 const SEED = Number(flags.seed);
+const ORM_SEEDS = Number(flags['orm-seeds']);
 
 const log = (message: string) => process.stderr.write(`[bench/models] ${message}\n`);
 const bench: string[] = [];
@@ -159,6 +163,7 @@ function perTemplate(tasks: readonly WebArenaTask[], count: number, skip = 0): W
   });
 }
 
+const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 const successRate = (trajectories: readonly Trajectory[]) => trajectories.filter((t) => t.success).length / Math.max(1, trajectories.length);
 
 function mcReturns(trajectory: Trajectory): number[] {
@@ -212,39 +217,45 @@ try {
 
   const trainTrajectories = [...oracleTrain, ...noisyTrain, ...sftTrain];
   const heldOut = [...sftTest, ...oracleTest, ...randomTest];
-  const orm = await timedTrain({
-    objective: 'orm',
-    data: { records: trainTrajectories.map((t) => ({ state: t.final, success: t.success })) },
-    outPath: outPath('orm'),
-    seed: SEED,
-    epochs: 3,
-    batchSize: 16,
-  });
-  const verdicts = await new Orm(await loadModel(outPath('orm'), { kind: 'orm' })).judge(heldOut.map((t) => t.final));
-  const ormAccuracy = accuracy(
-    verdicts.map((v) => v.pYes),
-    heldOut.map((t) => t.success),
-  );
-  report('models.orm.heldout_accuracy', ormAccuracy, `ratio (${heldOut.length} held-out trajectories, ${heldOut.filter((t) => t.success).length} successful)`);
-  let offset = 0;
-  for (const [policy, trajectories] of [['sft', sftTest], ['oracle', oracleTest], ['random', randomTest]] as const) {
-    const own = verdicts.slice(offset, offset + trajectories.length);
-    offset += trajectories.length;
-    const score = accuracy(
-      own.map((v) => v.pYes),
-      trajectories.map((t) => t.success),
-    );
-    report(`models.orm.heldout_accuracy.${policy}`, score, `ratio (${trajectories.length} trajectories, ${trajectories.filter((t) => t.success).length} successful)`);
-  }
-  // Held-out templates have no train tasks: there the ORM judges a task type it never saw.
+  // One ORM training run moves held-out accuracy by a few points from seed to seed (the held-out
+  // templates most), so the figures are means over ORM_SEEDS runs on the same trajectories.
   const trainedTemplates = new Set(trainTrajectories.map((t) => t.task.intent_template_id));
-  for (const [name, seen] of [['seen_templates', true], ['unseen_templates', false]] as const) {
-    const picked = heldOut.flatMap((t, i) => (trainedTemplates.has(t.task.intent_template_id) === seen ? [{ t, verdict: verdicts[i]! }] : []));
-    const score = accuracy(
-      picked.map((p) => p.verdict.pYes),
-      picked.map((p) => p.t.success),
-    );
-    report(`models.orm.heldout_accuracy.${name}`, score, `ratio (${picked.length} trajectories, ${picked.filter((p) => p.t.success).length} successful)`);
+  const policyOf = [...sftTest.map(() => 'sft'), ...oracleTest.map(() => 'oracle'), ...randomTest.map(() => 'random')];
+  const groups: [string, (t: Trajectory, i: number) => boolean][] = [
+    ['', () => true],
+    ...['sft', 'oracle', 'random'].map((policy): [string, (t: Trajectory, i: number) => boolean] => [`.${policy}`, (_, i) => policyOf[i] === policy]),
+    // Held-out templates have no train tasks: there the ORM judges a task type it never saw.
+    ['.seen_templates', (t) => trainedTemplates.has(t.task.intent_template_id)],
+    ['.unseen_templates', (t) => !trainedTemplates.has(t.task.intent_template_id)],
+  ];
+  const scores = new Map<string, number[]>(groups.map(([name]) => [name, []]));
+  let orm: Awaited<ReturnType<typeof timedTrain>> | undefined;
+  for (let k = 0; k < ORM_SEEDS; k++) {
+    const run = await timedTrain({
+      objective: 'orm',
+      data: { records: trainTrajectories.map((t) => ({ state: t.final, success: t.success })) },
+      outPath: outPath('orm'),
+      seed: deriveSeed(SEED, 'orm', k),
+      epochs: 3,
+      batchSize: 16,
+    });
+    orm ??= run;
+    const verdicts = await new Orm(await loadModel(outPath('orm'), { kind: 'orm' })).judge(heldOut.map((t) => t.final));
+    for (const [name, member] of groups) {
+      const picked = heldOut.flatMap((t, i) => (member(t, i) ? [{ t, pYes: verdicts[i]!.pYes }] : []));
+      scores.get(name)!.push(
+        accuracy(
+          picked.map((p) => p.pYes),
+          picked.map((p) => p.t.success),
+        ),
+      );
+    }
+  }
+  for (const [name, member] of groups) {
+    const picked = heldOut.filter(member);
+    const runs = scores.get(name)!;
+    const spread = `${Math.min(...runs).toFixed(3)}-${Math.max(...runs).toFixed(3)}`;
+    report(`models.orm.heldout_accuracy${name}`, mean(runs), `ratio (${picked.length} held-out trajectories, ${picked.filter((t) => t.success).length} successful; mean of ${ORM_SEEDS} ORM seeds, ${spread})`);
   }
 
   const critic = await timedTrain({
@@ -289,7 +300,7 @@ try {
 
   report('models.train.actor_sft_s_per_1000_steps', sft.secondsPer1000, 's (batch 16 states)', 1);
   report('models.train.critic_s_per_1000_steps', critic.secondsPer1000, 's (batch 16 states)', 1);
-  report('models.train.orm_s_per_1000_steps', orm.secondsPer1000, 's (batch 16 trajectories)', 1);
+  report('models.train.orm_s_per_1000_steps', orm!.secondsPer1000, 's (batch 16 trajectories)', 1);
 
   const reference = outPath('actor-sft');
   const webrlSteps = trainTrajectories.flatMap((t) =>

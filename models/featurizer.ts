@@ -54,19 +54,21 @@
  *   b, sn|step, hl|last, hk|kind per kind in the history, hinv|#unparsed rounds (capped 3), hrep (last
  *   two outputs identical), ha|#typed arguments found in the intent (capped 3), hq|share of the
  *   intent's quoted spans typed (quarters; when it has any), hs|k1|k2 for the last 4 pairs of
- *   consecutive action kinds, it|t for t in T, ut|u for 10 URL words in P, tt|w for 10 title terms in P,
- *   ic|share of I in the page text (quarters), ne|#elements (0, 1-9, 10-29, 30-99, 100+), tc|tc|place,
- *   uc|uc|place, cg|T|place|tc|uc, cgs|T|place|step, cgl|T|leaf|tc, su|step|u and sl|last|u for 3
- *   URL words in P, xu|t|u crossing T with 6 URL words in P, xt|t|w crossing T with 6 title terms in P.
+ *   consecutive action kinds, it|t for t in T, ic|share of I in the page text (quarters),
+ *   ne|#elements (0, 1-9, 10-29, 30-99, 100+), tc|tc|place, uc|uc|place, cg|T|place|tc|uc,
+ *   cgs|T|place|step, cgl|T|leaf|tc; then the page vocabulary: ut|u for 10 URL words in P, tt|w for 10
+ *   title terms in P, su|step|u and sl|last|u for 3 URL words in P, xu|t|u crossing T with 6 URL words
+ *   in P, xt|t|w crossing T with 6 title terms in P.
  *
- * ORM row (STATE_ROW_WIDTH): outcome features, then targets, the state row and page words:
+ * ORM row (STATE_ROW_WIDTH): outcome features, then targets, then the state row without its page
+ * vocabulary (no page words at all: see addPageVocabulary):
  *   oexit (the last action is exit), oshape|answer shape, oc|share of message terms in I (quarters),
  *   opage (message in the final page text), oin (message in the intent), olm|m and og|exit,page,m,tc and
  *   ogt|T|(same) with m = the most intent terms in a label of the message on the page (the segment
  *   before it, or the rest of its own segment; capped 3), ogu|T|place|uc|shape, ogl|T|leaf|shape;
  *   after an exit omsg|T|message for "", "n/a", "done" (else |shape) and omel|T|0/1 (the message is the
  *   text of a link or button on the page); oi|t|shape and ok|last|t for t in T, ol|l|t crossing 4 terms
- *   of that label with T; then targets; after the state row pg|w for 96 page-text terms in P.
+ *   of that label with T.
  *
  * ORM targets: what each element action acted on, as its page showed it (the history round's `target`,
  * actionTarget.ts: label, tag, rank among same-labelled twins, page URL, value). With K = the action's
@@ -92,7 +94,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/2';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/3';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -444,8 +446,6 @@ function addStateFeatures(row: RowBuilder, state: ModelState, context: StateCont
   const kinds = state.history.map((round) => round.action?.kind ?? 'invalid');
   kinds.slice(-4).forEach((kind, i, recent) => row.add(`hs|${recent[i - 1] ?? 'start'}|${kind}`));
   for (const t of context.typeWords) row.add(`it|${t}`);
-  for (const u of context.urlWords.slice(0, 10)) row.add(`ut|${u}`);
-  for (const w of context.titleWords.slice(0, 10)) row.add(`tt|${w}`);
   const onPage = context.intentTerms.filter((term) => context.pageLower.includes(term));
   row.add(`ic|${quarters(share(onPage.length, context.intentTerms.length))}`);
   const n = canonicalObservation(state.observation).elements.length;
@@ -455,6 +455,16 @@ function addStateFeatures(row: RowBuilder, state: ModelState, context: StateCont
   row.add(`cg|${context.taskType}|${context.place}|${context.titleCoverage}|${context.urlCoverage}`);
   row.add(`cgs|${context.taskType}|${context.place}|${context.step}`);
   row.add(`cgl|${context.taskType}|${context.leaf}|${context.titleCoverage}`);
+}
+
+/**
+ * The page's own vocabulary: URL and title words not in the intent, alone and crossed. The critic reads
+ * them; the ORM does not, because on its few hundred trajectories they let it learn which pages its
+ * training tasks ended on instead of what a finished task looks like (bench:models, 8 training seeds).
+ */
+function addPageVocabulary(row: RowBuilder, context: StateContext): void {
+  for (const u of context.urlWords.slice(0, 10)) row.add(`ut|${u}`);
+  for (const w of context.titleWords.slice(0, 10)) row.add(`tt|${w}`);
   for (const u of context.urlWords.slice(0, 3)) {
     row.add(`su|${context.step}|${u}`);
     row.add(`sl|${context.lastKind}|${u}`);
@@ -468,7 +478,9 @@ export function featurizeStates(states: readonly ModelState[]): FeatureBatch {
   return toBatch(
     states.map((state) => {
       const row = new RowBuilder(STATE_ROW_WIDTH);
-      addStateFeatures(row, state, stateContext(state));
+      const context = stateContext(state);
+      addStateFeatures(row, state, context);
+      addPageVocabulary(row, context);
       return row;
     }),
     STATE_ROW_WIDTH,
@@ -510,8 +522,6 @@ function ormRow(state: ModelState): RowBuilder {
   addAnswerLabel(row, 'ol', label, context);
   addTargetFeatures(row, state, context);
   addStateFeatures(row, state, context);
-  const pageWords = terms(context.pageSegments.join(' ')).filter((term) => !context.intentSet.has(term));
-  for (const w of pageWords.slice(0, 96)) row.add(`pg|${w}`);
   return row;
 }
 

@@ -37,7 +37,7 @@ const state = (intent: string, observation: Observation = formPage): ModelState 
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/2');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/3');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
