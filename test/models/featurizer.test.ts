@@ -84,6 +84,16 @@ describe('rows', () => {
     const later: ModelState = { ...s, history: [{ response: 'do(action="Scroll Down")', action: { kind: 'Scroll Down' } }] };
     assert.notDeepEqual(featurizeStates([s]).indices, featurizeStates([later]).indices);
   });
+
+  test("the ORM row ignores the final page's own words; the critic's state row reads them", () => {
+    const s = state('Change the country to "France" and save');
+    const reworded: ModelState = {
+      ...s,
+      observation: { ...formPage, url: 'http://shop.test/account/address?tab=billing', html: formPage.html.replace('Total:', 'Subtotal:') },
+    };
+    assert.deepEqual(featurizeOutcomes([reworded]).indices, featurizeOutcomes([s]).indices);
+    assert.notDeepEqual(featurizeStates([reworded]).indices, featurizeStates([s]).indices);
+  });
 });
 
 describe('candidates', () => {
