@@ -1,8 +1,9 @@
 /**
  * The main job (`npm run campaign`): bring up the local stack, run the all-in-one worker in this
  * process, start the campaign (or attach to it if it already runs), show live progress with a bar per
- * activity, print the Temporal UI link, and end with the report. Interrupting it (Ctrl-C) stops the
- * worker only: the campaign stays in Temporal, and running the command again picks it up.
+ * activity (plain lines when the output is not a terminal), print the Temporal UI link, and end with
+ * the report. Interrupting it (Ctrl-C) stops the worker only: the campaign stays in Temporal, and
+ * running the command again picks it up.
  */
 import cliProgress from 'cli-progress';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -57,30 +58,25 @@ async function attachOrStart(client: Client, store: ArtifactStore, settings: Set
   return startCampaign(client, store, settings.config);
 }
 
-/** Live view until the campaign ends: one line of status, one bar per running activity. */
-async function watch(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<CampaignProgress> {
+/** How the live view shows the campaign's status line and its running activities. */
+interface ProgressView {
+  show(status: string, activities: ActivityProgress[]): void;
+  stop(): void;
+}
+
+/** On a terminal: one line of status, one bar per running activity, redrawn in place. */
+function barView(): ProgressView {
   const bars = new cliProgress.MultiBar(
     { format: ' {name} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true, stopOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
-  const status = bars.create(1, 0, { name: 'starting'.padEnd(40) }, { format: ' {name}' });
+  const statusBar = bars.create(1, 0, { name: 'starting'.padEnd(40) }, { format: ' {name}' });
   const active = new Map<string, cliProgress.SingleBar>();
-  const result = handle.result() as Promise<CampaignProgress>;
-  let finished = false;
-  void result.finally(() => (finished = true)).catch(() => undefined);
-  try {
-    while (!finished) {
-      const progress = await handle.query(progressQuery).catch(() => undefined);
-      if (progress) {
-        const last = progress.history[progress.history.length - 1];
-        const line = `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
-          (last ? ` · last test success ${(100 * last.successRate).toFixed(1)}%` : '') +
-          (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
-        status.update(0, { name: line });
-      }
-      const pending = await pendingProgress(handle).catch(() => []);
+  return {
+    show(status, activities) {
+      statusBar.update(0, { name: status });
       const seen = new Set<string>();
-      pending.forEach((activity, i) => {
+      activities.forEach((activity, i) => {
         const key = `${activity.type}#${i}`;
         seen.add(key);
         const bar = active.get(key) ?? bars.create(activity.total, 0, { name: activity.type.padEnd(40) });
@@ -94,10 +90,55 @@ async function watch(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<C
           active.delete(key);
         }
       }
+    },
+    stop: () => bars.stop(),
+  };
+}
+
+export const PLAIN_PROGRESS_EVERY_MS = 60_000;
+
+/**
+ * Into a file or a pipe, where bars cannot redraw: a line each time the status changes, and the
+ * running activities' counts at most once a minute, so a log of a days-long run stays readable.
+ */
+export function plainView(log: Log, now: () => number = Date.now): ProgressView {
+  let lastStatus = '';
+  let lastCounts: number | undefined;
+  return {
+    show(status, activities) {
+      if (status !== lastStatus) log(status);
+      lastStatus = status;
+      if (activities.length === 0 || (lastCounts !== undefined && now() - lastCounts < PLAIN_PROGRESS_EVERY_MS)) return;
+      lastCounts = now();
+      log(`  ${activities.map((a) => `${a.type} ${a.done}/${a.total}`).join(', ')}`);
+    },
+    stop: () => undefined,
+  };
+}
+
+/** Live view until the campaign ends: bars on a terminal, plain lines otherwise. */
+async function watch(handle: WorkflowHandle<typeof campaignWorkflow>, log: Log): Promise<CampaignProgress> {
+  // cli-progress draws on stderr; without a terminal there, its bars would print a line per redraw.
+  const view = process.stderr.isTTY ? barView() : plainView(log);
+  const result = handle.result() as Promise<CampaignProgress>;
+  let finished = false;
+  let status = 'starting';
+  void result.finally(() => (finished = true)).catch(() => undefined);
+  try {
+    while (!finished) {
+      const progress = await handle.query(progressQuery).catch(() => undefined);
+      if (progress) {
+        const last = progress.history[progress.history.length - 1];
+        status =
+          `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
+          (last ? ` · last test success ${(100 * last.successRate).toFixed(1)}%` : '') +
+          (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
+      }
+      view.show(status, await pendingProgress(handle).catch(() => []));
       await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
     }
   } finally {
-    bars.stop();
+    view.stop();
   }
   return result;
 }
@@ -124,7 +165,7 @@ export async function runMainJob(
   try {
     const handle = await attachOrStart(client, store, settings, log);
     log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
-    const progress = await watch(handle);
+    const progress = await watch(handle, log);
     return { progress, handle, settings };
   } finally {
     stop.abort();

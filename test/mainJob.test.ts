@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
 import { freePort } from '../infra/processes';
 import { runWebrl } from './harness/cli';
 
@@ -63,9 +64,33 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
     assert.match(run.output, /^\s*0 \(SFT\)\s+\d+\.\d%/m);
     assert.match(run.output, /^\s*1\s+\d+\.\d%/m);
     assert.match(run.output, /chart: .*chart\.svg/);
+    // Its output is a pipe here: progress comes as plain status lines, never as bars redrawn line by line.
+    assert.match(run.output, /^phase 1\/1 · running/m);
+    assert.doesNotMatch(run.output, /[░█]/);
     assert.match(await readFile(join(dir, 'chart.svg'), 'utf8'), /^<svg/);
 
     const { secretAccessKey } = JSON.parse(await readFile(join(dir, 'state', 'secrets', 'minio.json'), 'utf8')) as { secretAccessKey: string };
     assert.ok(!run.output.includes(secretAccessKey), 'the generated MinIO secret is never printed');
+  });
+});
+
+describe('plain progress lines (output that is not a terminal)', () => {
+  test('a line when the status changes; activity counts at most once a minute', () => {
+    const lines: string[] = [];
+    let clock = 0;
+    const view = plainView((line) => lines.push(line), () => clock);
+    const shard = (done: number) => [{ type: 'runRolloutShard', done, total: 16 }];
+    view.show('phase 1/3 · running · rollouts', shard(0));
+    clock += 1000;
+    view.show('phase 1/3 · running · rollouts', shard(4));
+    clock += PLAIN_PROGRESS_EVERY_MS;
+    view.show('phase 1/3 · running · rollouts', shard(12));
+    view.show('phase 1/3 · running · scoreWithOrm', []);
+    assert.deepEqual(lines, [
+      'phase 1/3 · running · rollouts',
+      '  runRolloutShard 0/16',
+      '  runRolloutShard 12/16',
+      'phase 1/3 · running · scoreWithOrm',
+    ]);
   });
 });
