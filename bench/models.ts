@@ -228,6 +228,8 @@ try {
     ['.seen_templates', (t) => trainedTemplates.has(t.task.intent_template_id)],
     ['.unseen_templates', (t) => !trainedTemplates.has(t.task.intent_template_id)],
   ];
+  // Each group's held-out trajectories (indices into heldOut), fixed across the ORM runs.
+  const members = groups.map(([name, member]): [string, number[]] => [name, heldOut.flatMap((t, i) => (member(t, i) ? [i] : []))]);
   const scores = new Map<string, number[]>(groups.map(([name]) => [name, []]));
   let orm: Awaited<ReturnType<typeof timedTrain>> | undefined;
   for (let k = 0; k < ORM_SEEDS; k++) {
@@ -241,18 +243,17 @@ try {
     });
     orm ??= run;
     const verdicts = await new Orm(await loadModel(outPath('orm'), { kind: 'orm' })).judge(heldOut.map((t) => t.final));
-    for (const [name, member] of groups) {
-      const picked = heldOut.flatMap((t, i) => (member(t, i) ? [{ t, pYes: verdicts[i]!.pYes }] : []));
+    for (const [name, picked] of members) {
       scores.get(name)!.push(
         accuracy(
-          picked.map((p) => p.pYes),
-          picked.map((p) => p.t.success),
+          picked.map((i) => verdicts[i]!.pYes),
+          picked.map((i) => heldOut[i]!.success),
         ),
       );
     }
   }
-  for (const [name, member] of groups) {
-    const picked = heldOut.filter(member);
+  for (const [name, indices] of members) {
+    const picked = indices.map((i) => heldOut[i]!);
     const runs = scores.get(name)!;
     const spread = `${Math.min(...runs).toFixed(3)}-${Math.max(...runs).toFixed(3)}`;
     report(`models.orm.heldout_accuracy${name}`, mean(runs), `ratio (${picked.length} held-out trajectories, ${picked.filter((t) => t.success).length} successful; mean of ${ORM_SEEDS} ORM seeds, ${spread})`);
