@@ -17,8 +17,9 @@
  * Words: tokens are lower-cased, stop words dropped and lightly stemmed (text.ts `terms`). The intent's
  * own words (names, products, quoted text) never appear lexically in a feature: they enter only through
  * generic match features (counts, shares, verbatim containment). Lexical features use the TASK TYPE (up
- * to 3 intent words written in lower case, e.g. "price", "add wish list") and page words NOT in the
- * intent (UI vocabulary such as "reviews", "my account"). This is what lets a model trained on some
+ * to 3 intent words written in lower case, e.g. "price", "add wish list"), the lower-case words right
+ * next to a typed argument ("the photo-sorter project": what the argument is), and page words NOT in
+ * the intent (UI vocabulary such as "reviews", "my account"). This is what lets a model trained on some
  * instances of a task carry over to other instances.
  *
  * Notation: I = the intent's terms; T = the task type (as one string) and its words; P = page words
@@ -40,8 +41,9 @@
  *                     terms from text, full text, placeholder, title, data-label, value);
  *   argument actions  as|K|source, al|K|#tokens (capped 6), af|K (verbatim in the intent), ac|K =
  *   (Type, Search,    share of its terms in I, ap|K|b and an|K|a with b / a the intent word before /
- *   Select)           after it (a stop word or T word as itself, else `num` or `word`),
- *                     ta|T|K|source|b, rpa|K (typed before), ash|shape|e and acl|clause|e for 4
+ *   Select)           after it (a stop word or T word as itself, else `num` or `word`), apl|K|w and
+ *                     anl|K|w with w that word itself (stemmed) when it is `word` written in lower
+ *                     case outside the intent's quoted spans, ta|T|K|source|b, rpa|K (typed before), ash|shape|e and acl|clause|e for 4
  *                     element terms (shape = answer shape of the argument, clause = commas before it
  *                     in the intent, capped 4), aom|K|#its terms in the element's terms (capped 3);
  *   exit              xs|source, xsh|shape, xc = share of message terms in I, xin (verbatim in the
@@ -94,7 +96,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/3';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/4';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -197,6 +199,8 @@ interface StateContext {
   intentSet: Set<string>;
   intentLower: string;
   intentWords: string[];
+  /** Tokens of the intent's phrasing: words written in lower case, outside its quoted spans. */
+  phrasingWords: Set<string>;
   /** The task type as one string, and its words. */
   taskType: string;
   typeWords: string[];
@@ -220,6 +224,12 @@ interface StateContext {
 function taskTypeWords(intent: string): string[] {
   const words = intent.split(/\s+/).filter((word, i) => i === 0 || !/^[\p{Lu}\p{N}]/u.test(word));
   return terms(words.join(' ')).slice(0, 3);
+}
+
+/** Words the intent is phrased with, not about: lower case (names are capitalised), outside quotes. */
+function phrasingWords(intent: string): Set<string> {
+  const unquoted = quotedSpans(intent).reduce((text, span) => text.replace(span, ' '), intent);
+  return new Set(tokenize(unquoted.split(/\s+/).filter((word) => !/^[\p{Lu}\p{N}]/u.test(word)).join(' ')));
 }
 
 /** A URL path segment as a feature: numbers as `#`, segments about the intent's words as `*`, else itself. */
@@ -252,6 +262,7 @@ function stateContext(state: ModelState): StateContext {
     intentSet,
     intentLower: state.intent.toLowerCase(),
     intentWords: tokenize(state.intent),
+    phrasingWords: phrasingWords(state.intent),
     taskType: typeWords.join(' ') || 'none',
     typeWords,
     urlWords: urls.filter((token) => !intentSet.has(token)),
@@ -305,13 +316,29 @@ function positionInIntent(context: StateContext, phrase: readonly string[]): num
   return -1;
 }
 
+/**
+ * An intent word next to an argument as itself (stemmed), when it belongs to the intent's phrasing:
+ * "the photo-sorter *project*" and "the settings *page*" differ only here.
+ */
+function literalNeighbour(word: string | undefined, context: StateContext): string | undefined {
+  if (word === undefined || neighbourClass(word, context, '') !== 'word' || !context.phrasingWords.has(word)) return undefined;
+  return stem(word);
+}
+
 /** The words right before and after the first occurrence of `phrase` in the intent's tokens. */
-function neighbours(context: StateContext, phrase: readonly string[]): { before: string; after: string } {
+function neighbours(context: StateContext, phrase: readonly string[]): { before: string; after: string; literalBefore?: string; literalAfter?: string } {
   const words = context.intentWords;
   if (phrase.length === 0) return { before: 'none', after: 'none' };
   const at = positionInIntent(context, phrase);
   if (at < 0) return { before: 'absent', after: 'absent' };
-  return { before: neighbourClass(words[at - 1], context, 'start'), after: neighbourClass(words[at + phrase.length], context, 'end') };
+  const before = words[at - 1];
+  const after = words[at + phrase.length];
+  return {
+    before: neighbourClass(before, context, 'start'),
+    after: neighbourClass(after, context, 'end'),
+    literalBefore: literalNeighbour(before, context),
+    literalAfter: literalNeighbour(after, context),
+  };
 }
 
 /**
@@ -390,10 +417,12 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
     row.add(`al|${k}|${Math.min(6, argTokens.length)}`);
     if (position >= 0) row.add(`af|${k}`);
     row.add(`ac|${k}`, share(argTerms.filter((term) => context.intentSet.has(term)).length, argTerms.length));
-    const { before, after } = neighbours(context, argTokens);
+    const { before, after, literalBefore, literalAfter } = neighbours(context, argTokens);
     row.add(`ap|${k}|${before}`);
     row.add(`an|${k}|${after}`);
     row.add(`ta|${type}|${k}|${candidate.source}|${before}`);
+    if (literalBefore) row.add(`apl|${k}|${literalBefore}`);
+    if (literalAfter) row.add(`anl|${k}|${literalAfter}`);
     if (context.pastArguments.has(argument.toLowerCase())) row.add(`rpa|${k}`);
     for (const e of elementWords.slice(0, 4)) {
       row.add(`ash|${shape}|${e}`);

@@ -37,7 +37,7 @@ const state = (intent: string, observation: Observation = formPage): ModelState 
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/3');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/4');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -83,6 +83,23 @@ describe('rows', () => {
     assert.equal(new Set(keys.map(rowOf)).size, keys.length);
     const later: ModelState = { ...s, history: [{ response: 'do(action="Scroll Down")', action: { kind: 'Scroll Down' } }] };
     assert.notDeepEqual(featurizeStates([s]).indices, featurizeStates([later]).indices);
+  });
+
+  test('an argument row names the lower-case intent words around it, never quoted or capitalised ones', () => {
+    const s = state('Open the issue "Fix the settings page" in the photo-sorter project, then the Acme headphones');
+    const candidates = buildCandidates(s.intent, s.observation);
+    const rows = featurizeCandidates(s, candidates);
+    const featuresOf = (key: string) => {
+      const r = candidates.findIndex((c) => c.key === key);
+      assert.ok(r >= 0, `no candidate ${key}`);
+      return new Set(rows.indices.subarray(r * rows.width, (r + 1) * rows.width));
+    };
+    const project = featuresOf('do(action="Search", argument="photo-sorter", element="0")');
+    assert.ok(project.has(featureIndex('anl|Search|project')));
+    const settings = featuresOf('do(action="Search", argument="settings", element="0")');
+    assert.ok(!settings.has(featureIndex('anl|Search|page')), 'a word inside the quotes is content, not phrasing');
+    const headphones = featuresOf('do(action="Search", argument="headphones", element="0")');
+    assert.ok(headphones.has(featureIndex('ap|Search|word')) && !headphones.has(featureIndex('apl|Search|acme')), 'capitalised words are names');
   });
 
   test("the ORM row ignores the final page's own words; the critic's state row reads them", () => {
