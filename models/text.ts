@@ -77,7 +77,8 @@ function intentWords(intent: string): Word[] {
   const words: Word[] = [];
   for (const match of intent.matchAll(/\S+/g)) {
     const raw = match[0];
-    const lead = /^["'“‘(#]*/.exec(raw)![0].length;
+    // A leading currency sign goes too: a price field takes "35.00", not "$35.00".
+    const lead = /^["'“‘(#$€£]*/.exec(raw)![0].length;
     const trail = /["'”’),.;:!?]*$/.exec(raw.slice(lead))![0].length;
     if (lead + trail >= raw.length) continue;
     const start = match.index + lead;
@@ -95,7 +96,7 @@ const NAME_JOINERS = new Set(['&', 'and', 'of', 'the', 'for', 'in', 'on', 'de', 
 
 /**
  * Candidate typed arguments from an intent, each an exact substring of the intent (inner punctuation
- * kept, outer quotes and punctuation cut), in this order:
+ * kept, outer quotes, punctuation and currency signs cut), in this order:
  *   quoted      quoted spans;
  *   trigger     the words after a trigger word up to the next punctuation (at most `maxPhraseWords`);
  *   run         maximal runs of non-stop words within a clause;

@@ -148,6 +148,8 @@ describe('candidates', () => {
     assert.equal(phrases[0], 'wireless headphones under $50');
     assert.ok(phrases.includes('wireless headphones'));
     assert.ok(!phrases.includes('for wireless'), 'n-grams never start with a stop word');
+    const price = intentPhrases('Change the price of Blue Kettle to $35.00', { maxNgram: 3, maxPhraseWords: 8, limit: 40 }).map((p) => p.text);
+    assert.ok(price.includes('35.00') && !price.includes('$35.00'), 'a price field takes the number');
     assert.ok(intentPhrases('a b c d e f g h i j k l m n o p q r s t u v w x y z', { maxNgram: 5, maxPhraseWords: 8, limit: CANDIDATE_LIMITS.maxArguments }).length <= CANDIDATE_LIMITS.maxArguments);
     assert.deepEqual(pageTextSegments('<p> Total: </p> <b>$3 &amp; 4&#39;s</b>'), ['Total:', "$3 & 4's"]);
   });
