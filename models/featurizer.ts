@@ -43,9 +43,10 @@
  *   (Type, Search,    share of its terms in I, ap|K|b and an|K|a with b / a the intent word before /
  *   Select)           after it (a stop word or T word as itself, else `num` or `word`), apl|K|w and
  *                     anl|K|w with w that word itself (stemmed) when it is `word` written in lower
- *                     case outside the intent's quoted spans, ta|T|K|source|b, rpa|K (typed before), ash|shape|e and acl|clause|e for 4
- *                     element terms (shape = answer shape of the argument, clause = commas before it
- *                     in the intent, capped 4), aom|K|#its terms in the element's terms (capped 3);
+ *                     case outside the intent's quoted spans, ta|T|K|source|b, rpa|K (typed before),
+ *                     ash|shape|e and acl|clause|e for 4 element terms (shape = answer shape of the
+ *                     argument, clause = commas before it in the intent, capped 4), aom|K|#its terms
+ *                     in the element's terms (capped 3);
  *   exit              xs|source, xsh|shape, xc = share of message terms in I, xin (verbatim in the
  *                     intent), xlen|#tokens (capped 8), xi|t|shape for t in T, xl|l|t crossing 4 label
  *                     terms with T (label = the page segment before the message), xlm|#label terms in
