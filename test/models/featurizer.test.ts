@@ -35,6 +35,17 @@ const formPage: Observation = {
 
 const state = (intent: string, observation: Observation = formPage): ModelState => ({ intent, history: [], observation });
 
+/** The feature indices of the candidate row whose action is `key`, for each key asked. */
+function candidateRows(s: ModelState): (key: string) => Int32Array {
+  const candidates = buildCandidates(s.intent, s.observation);
+  const rows = featurizeCandidates(s, candidates);
+  return (key) => {
+    const r = candidates.findIndex((c) => c.key === key);
+    assert.ok(r >= 0, `no candidate ${key}`);
+    return rows.indices.subarray(r * rows.width, (r + 1) * rows.width);
+  };
+}
+
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
     assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/4');
@@ -73,12 +84,8 @@ describe('rows', () => {
 
   test('candidates of one state differ in their features; history changes the state row', () => {
     const s = state('What is the total?');
-    const candidates = buildCandidates(s.intent, s.observation);
-    const rows = featurizeCandidates(s, candidates);
-    const rowOf = (key: string) => {
-      const r = candidates.findIndex((c) => c.key === key);
-      return Array.from(rows.indices.subarray(r * rows.width, (r + 1) * rows.width)).join(',');
-    };
+    const rowIn = candidateRows(s);
+    const rowOf = (key: string) => Array.from(rowIn(key)).join(',');
     const keys = ['do(action="Click", element="0")', 'do(action="Click", element="2")', 'do(action="Hover", element="2")', 'exit(message="")', 'exit(message="$1,204.50")', 'do(action="Scroll Down")'];
     assert.equal(new Set(keys.map(rowOf)).size, keys.length);
     const later: ModelState = { ...s, history: [{ response: 'do(action="Scroll Down")', action: { kind: 'Scroll Down' } }] };
@@ -87,13 +94,8 @@ describe('rows', () => {
 
   test('an argument row names the lower-case intent words around it, never quoted or capitalised ones', () => {
     const s = state('Open the issue "Fix the settings page" in the photo-sorter project, then the Acme headphones');
-    const candidates = buildCandidates(s.intent, s.observation);
-    const rows = featurizeCandidates(s, candidates);
-    const featuresOf = (key: string) => {
-      const r = candidates.findIndex((c) => c.key === key);
-      assert.ok(r >= 0, `no candidate ${key}`);
-      return new Set(rows.indices.subarray(r * rows.width, (r + 1) * rows.width));
-    };
+    const rowIn = candidateRows(s);
+    const featuresOf = (key: string) => new Set(rowIn(key));
     const project = featuresOf('do(action="Search", argument="photo-sorter", element="0")');
     assert.ok(project.has(featureIndex('anl|Search|project')));
     const settings = featuresOf('do(action="Search", argument="settings", element="0")');
