@@ -221,16 +221,19 @@ interface StateContext {
   pastArguments: Set<string>;
 }
 
+/** A word written capitalised or as a number: a name or a value, not the intent's phrasing. */
+const isName = (word: string) => /^[\p{Lu}\p{N}]/u.test(word);
+
 /** Up to 3 terms of the intent written in lower case (names are capitalised): "price", "add wish list". */
 function taskTypeWords(intent: string): string[] {
-  const words = intent.split(/\s+/).filter((word, i) => i === 0 || !/^[\p{Lu}\p{N}]/u.test(word));
+  const words = intent.split(/\s+/).filter((word, i) => i === 0 || !isName(word));
   return terms(words.join(' ')).slice(0, 3);
 }
 
 /** Words the intent is phrased with, not about: lower case (names are capitalised), outside quotes. */
 function phrasingWords(intent: string): Set<string> {
   const unquoted = quotedSpans(intent).reduce((text, span) => text.replace(span, ' '), intent);
-  return new Set(tokenize(unquoted.split(/\s+/).filter((word) => !/^[\p{Lu}\p{N}]/u.test(word)).join(' ')));
+  return new Set(tokenize(unquoted.split(/\s+/).filter((word) => !isName(word)).join(' ')));
 }
 
 /** A URL path segment as a feature: numbers as `#`, segments about the intent's words as `*`, else itself. */
@@ -318,28 +321,22 @@ function positionInIntent(context: StateContext, phrase: readonly string[]): num
 }
 
 /**
- * An intent word next to an argument as itself (stemmed), when it belongs to the intent's phrasing:
- * "the photo-sorter *project*" and "the settings *page*" differ only here.
+ * The words right before and after the first occurrence of `phrase` in the intent's tokens, as classes,
+ * and as themselves (stemmed) where a `word` belongs to the intent's phrasing: "the photo-sorter
+ * *project*" and "the settings *page*" differ only there.
  */
-function literalNeighbour(word: string | undefined, context: StateContext): string | undefined {
-  if (word === undefined || neighbourClass(word, context, '') !== 'word' || !context.phrasingWords.has(word)) return undefined;
-  return stem(word);
-}
-
-/** The words right before and after the first occurrence of `phrase` in the intent's tokens. */
 function neighbours(context: StateContext, phrase: readonly string[]): { before: string; after: string; literalBefore?: string; literalAfter?: string } {
   const words = context.intentWords;
   if (phrase.length === 0) return { before: 'none', after: 'none' };
   const at = positionInIntent(context, phrase);
   if (at < 0) return { before: 'absent', after: 'absent' };
-  const before = words[at - 1];
-  const after = words[at + phrase.length];
-  return {
-    before: neighbourClass(before, context, 'start'),
-    after: neighbourClass(after, context, 'end'),
-    literalBefore: literalNeighbour(before, context),
-    literalAfter: literalNeighbour(after, context),
+  const side = (word: string | undefined, edge: string) => {
+    const kind = neighbourClass(word, context, edge);
+    return { kind, literal: kind === 'word' && context.phrasingWords.has(word!) ? stem(word!) : undefined };
   };
+  const before = side(words[at - 1], 'start');
+  const after = side(words[at + phrase.length], 'end');
+  return { before: before.kind, after: after.kind, literalBefore: before.literal, literalAfter: after.literal };
 }
 
 /**
