@@ -135,7 +135,6 @@ export const GITLAB_TEMPLATES: TaskTemplate[] = [
               click(byAttr('class', 'shortcuts-issues', 'a')),
               click(link('New issue')),
               type(byId('issue_title'), title),
-              type(byId('issue_description'), `${title}. Reported by ${me.name}.`),
               select(byId('issue_assignee_id'), me.name),
               select(byId('issue_label'), label),
               type(byId('issue_due_date'), due),
@@ -188,7 +187,7 @@ export const GITLAB_TEMPLATES: TaskTemplate[] = [
               params: { user: u.name, project: p.name, role },
               startUrl: HOME,
               eval: programHtml([{ url: `${HOME}/${projectPath(p)}/-/project_members`, locator: `func:gitlab_get_project_memeber_role(__page__, '${u.username}')`, required_contents: { must_include: [role] } }]),
-              oracle: [...openProject(p), click(link('Members')), type(byId('invite_member_username'), u.username), select(byId('invite_member_access_level'), role), click(button('Invite')), exit(DONE)],
+              oracle: [...openProject(p), click(link('Members')), type(byId('invite_member_username'), u.name), select(byId('invite_member_access_level'), role), click(button('Invite')), exit(DONE)],
             };
           }),
       ),
