@@ -5,6 +5,9 @@
  *
  *   every element          Click, Hover
  *   text fields            Type and Search with each intent phrase (text.ts `intentPhrases`)
+ *   textareas              Type with each comma list of the intent, one item per line (text.ts `intentLists`)
+ *   date fields            Type with each date of the intent in the field's placeholder format
+ *                          (dates.ts; a month gives its first and last day)
  *   <select> elements      Select Dropdown Option with each of its options
  *   always                 Scroll Up, Scroll Down, Press Enter, Go Backward, Go Forward
  *   always                 exit(message) with "", "N/A", "Done", the page's text segments and the numbers
@@ -15,11 +18,23 @@
  */
 import type { Action, ObservedElement, Observation } from '../browser/contract';
 import { formatAction } from '../browser/grammar';
+import { dateFormat, formatDate, intentDates } from './dates';
 import { canonicalObservation } from './htmlObservation';
-import { intentPhrases, numbersIn, pageTextSegments, type PhraseSource } from './text';
+import { intentLists, intentPhrases, numbersIn, pageTextSegments, type PhraseSource } from './text';
 
 /** Where an argument or exit message came from; a feature of the candidate. */
-export type CandidateSource = PhraseSource | 'option' | 'fixed' | 'element-text' | 'page-text' | 'page-number' | 'none';
+export type CandidateSource =
+  | PhraseSource
+  | 'lines'
+  | 'date'
+  | 'month-start'
+  | 'month-end'
+  | 'option'
+  | 'fixed'
+  | 'element-text'
+  | 'page-text'
+  | 'page-number'
+  | 'none';
 
 export interface Candidate {
   action: Action;
@@ -74,6 +89,8 @@ export function buildCandidates(intent: string, live: Observation): Candidate[] 
     maxPhraseWords: CANDIDATE_LIMITS.maxPhraseWords,
     limit: CANDIDATE_LIMITS.maxArguments,
   });
+  const lists = intentLists(intent).map((items) => items.join('\n'));
+  const dates = intentDates(intent);
   const elements = [...observation.elements].sort((a, b) => a.id - b.id);
   for (const element of elements) {
     const id = element.id;
@@ -83,6 +100,13 @@ export function buildCandidates(intent: string, live: Observation): Candidate[] 
       for (const phrase of phrases) {
         add({ kind: 'Type', element: id, argument: phrase.text }, phrase.source, { element });
         add({ kind: 'Search', element: id, argument: phrase.text }, phrase.source, { element });
+      }
+      if (element.tag === 'textarea') {
+        for (const lines of lists) add({ kind: 'Type', element: id, argument: lines }, 'lines', { element });
+      }
+      const format = dateFormat(element.attributes.placeholder ?? '');
+      if (format) {
+        for (const { date, part } of dates) add({ kind: 'Type', element: id, argument: formatDate(date, format) }, part === 'day' ? 'date' : part, { element });
       }
     }
     for (const option of element.options ?? []) {

@@ -161,6 +161,51 @@ export function intentPhrases(intent: string, options: { maxNgram: number; maxPh
   return phrases;
 }
 
+/** Words that join a list's last item ("A, B and C", "A, B, or C"). */
+const LIST_JOINERS = new Set(['and', 'or']);
+/** Most words in one item of an intent's comma list. */
+const MAX_LIST_ITEM_WORDS = 4;
+
+/**
+ * The comma lists of an intent outside its quoted spans ("a sidebar listing Packs, Shelters, Trips"), as
+ * their items. Items after the first run to the next comma (at most `MAX_LIST_ITEM_WORDS` words); the
+ * last ends at other punctuation or a stop word, and "and"/"or" may add one more item. Where the first
+ * item starts is not marked, so each list comes once per first item of 1 to 3 words.
+ */
+export function intentLists(intent: string): string[][] {
+  const quoted = [...intent.matchAll(/"[^"]*"|“[^”]*”/g)].map((m) => [m.index, m.index + m[0].length] as const);
+  const words = intentWords(intent).filter((word) => !quoted.some(([a, b]) => word.start >= a && word.end <= b));
+  const commaAfter = (i: number) => i + 1 < words.length && /^,\s*$/.test(intent.slice(words[i]!.end, words[i + 1]!.start));
+  const stop = (i: number) => isStopWord(words[i]!.lower) && !LIST_JOINERS.has(words[i]!.lower);
+  const text = (from: number, to: number) => intent.slice(words[from]!.start, words[to]!.end);
+  const lists: string[][] = [];
+  for (let first = 0; first < words.length; first++) {
+    if (!commaAfter(first) || (first > 0 && commaAfter(first - 1))) continue;
+    const items: string[] = [];
+    let i = first + 1;
+    while (i < words.length) {
+      if (LIST_JOINERS.has(words[i]!.lower)) i++;
+      let end = i;
+      const inItem = (k: number) => k < words.length && k - i < MAX_LIST_ITEM_WORDS && !stop(k) && !LIST_JOINERS.has(words[k]!.lower);
+      while (inItem(end) && !words[end]!.breaksAfter) end++;
+      // The word before a comma or other punctuation still belongs to the item.
+      if (inItem(end)) end++;
+      if (end === i) break;
+      items.push(text(i, end - 1));
+      const joined = end < words.length && LIST_JOINERS.has(words[end]!.lower);
+      if (!commaAfter(end - 1) && !joined) break;
+      i = end;
+    }
+    if (items.length === 0) continue;
+    for (let length = 1; length <= 3 && first - length + 1 >= 0; length++) {
+      const start = first - length + 1;
+      if (stop(start) || LIST_JOINERS.has(words[start]!.lower) || (start < first && words[start]!.breaksAfter)) break;
+      lists.push([text(start, first), ...items]);
+    }
+  }
+  return lists;
+}
+
 /**
  * The visible text segments of a one-line simplified-HTML observation, in document order, entities
  * decoded. The options of a <select> are left out: they are the element's options, not page text.

@@ -17,7 +17,7 @@ import {
   featurizeStates,
 } from '../../models/featurizer';
 import type { ModelState } from '../../models/state';
-import { intentPhrases, pageTextSegments, quotedSpans } from '../../models/text';
+import { intentLists, intentPhrases, pageTextSegments, quotedSpans } from '../../models/text';
 import { render } from './fixtures/shop';
 
 const formPage: Observation = {
@@ -144,6 +144,28 @@ describe('candidates', () => {
     assert.equal(price?.label, 'Price');
   });
 
+  test('a textarea takes a comma list one item per line; a date field takes the intent\'s dates in its format', () => {
+    const page: Observation = {
+      url: 'http://admin.test/reports/sales',
+      title: 'Report',
+      html: '<html> <body> <input id="0" type="text" placeholder="M/D/YY"> </input> <textarea id="1"> </textarea> <input id="2" type="text" placeholder="Name"> </input> </body> </html>',
+      elements: [
+        { id: 0, tag: 'input', text: '', attributes: { type: 'text', placeholder: 'M/D/YY' }, bbox: [0, 0, 100, 20] },
+        { id: 1, tag: 'textarea', text: '', attributes: {}, bbox: [0, 30, 100, 60] },
+        { id: 2, tag: 'input', text: '', attributes: { type: 'text', placeholder: 'Name' }, bbox: [0, 100, 100, 20] },
+      ],
+    };
+    const candidates = buildCandidates('Create a forum named "Hiking, Camping" for May 2023 with a sidebar listing Packs, Shelters, Trips', page);
+    const typed = (element: number) => candidates.filter((c) => c.action.kind === 'Type' && c.action.element === element);
+    const lines = typed(1).flatMap((c) => (c.source === 'lines' && 'argument' in c.action ? [c.action.argument] : []));
+    assert.ok(lines.includes('Packs\nShelters\nTrips'), 'the list, one item per line');
+    assert.ok(!lines.some((text) => text.includes('Hiking')), 'quoted text stays as written');
+    assert.ok(!typed(0).concat(typed(2)).some((c) => c.source === 'lines'), 'only a textarea takes lines');
+    const dates = typed(0).filter((c) => c.source === 'month-start' || c.source === 'month-end');
+    assert.deepEqual(dates.map((c) => [c.source, 'argument' in c.action && c.action.argument]), [['month-start', '5/1/23'], ['month-end', '5/31/23']]);
+    assert.ok(!typed(2).some((c) => c.source.startsWith('month')), 'a field without a date format gets no dates');
+  });
+
   test('intent phrases and page text', () => {
     assert.deepEqual(quotedSpans(`Find "red shoes" and 'blue hats' but not customer's`), ['red shoes', 'blue hats']);
     const phrases = intentPhrases('Search for wireless headphones under $50', { maxNgram: 3, maxPhraseWords: 8, limit: 40 }).map((p) => p.text);
@@ -154,5 +176,7 @@ describe('candidates', () => {
     assert.ok(price.includes('35.00') && !price.includes('$35.00'), 'a price field takes the number');
     assert.ok(intentPhrases('a b c d e f g h i j k l m n o p q r s t u v w x y z', { maxNgram: 5, maxPhraseWords: 8, limit: CANDIDATE_LIMITS.maxArguments }).length <= CANDIDATE_LIMITS.maxArguments);
     assert.deepEqual(pageTextSegments('<p> Total: </p> <b>$3 &amp; 4&#39;s</b>'), ['Total:', "$3 & 4's"]);
+    assert.deepEqual(intentLists('Tag it red, dark green and blue. Then stop'), [['red', 'dark green', 'blue']]);
+    assert.deepEqual(intentLists('Hello, I would like a refund'), [], 'a clause is no list item');
   });
 });
