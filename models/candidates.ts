@@ -20,7 +20,7 @@ import type { Action, ObservedElement, Observation } from '../browser/contract';
 import { formatAction } from '../browser/grammar';
 import { dateFormat, formatDate, intentDates } from './dates';
 import { canonicalObservation } from './htmlObservation';
-import { intentLists, intentPhrases, numbersIn, pageTextSegments, type PhraseSource } from './text';
+import { intentLists, intentPhrases, numbersIn, pageSegments, type PhraseSource } from './text';
 
 /** Where an argument or exit message came from; a feature of the candidate. */
 export type CandidateSource =
@@ -43,8 +43,13 @@ export interface Candidate {
   source: CandidateSource;
   /** The element the action targets, if any. */
   element?: ObservedElement;
-  /** For exit messages from the page, their label: the segment before the message, or the segment a number sits in. */
+  /**
+   * For exit messages from the page, their label: the column header of a table cell, else the segment
+   * before the message; for a number inside a longer segment, that segment.
+   */
   label?: string;
+  /** For exit messages from the page: the message is a table body cell under a column header. */
+  cell?: boolean;
 }
 
 export const CANDIDATE_LIMITS = {
@@ -114,7 +119,7 @@ export function buildCandidates(intent: string, live: Observation): Candidate[] 
     }
   }
   for (const kind of PAGE_ACTIONS) add({ kind }, 'none');
-  for (const message of exitMessages(observation)) add({ kind: 'exit', message: message.text }, message.source, message.label ? { label: message.label } : {});
+  for (const { text, source, ...extra } of exitMessages(observation)) add({ kind: 'exit', message: text }, source, extra);
   return candidates;
 }
 
@@ -122,26 +127,28 @@ interface ExitMessage {
   text: string;
   source: CandidateSource;
   label?: string;
+  cell?: boolean;
 }
 
 function exitMessages(observation: Observation): ExitMessage[] {
   const messages: ExitMessage[] = FIXED_MESSAGES.map((text) => ({ text, source: 'fixed' }));
   const seen = new Set(FIXED_MESSAGES);
-  const add = (text: string, source: CandidateSource, label?: string) => {
-    if (text.length > CANDIDATE_LIMITS.maxMessageLength || seen.has(text)) return;
+  const add = (message: ExitMessage) => {
+    if (message.text.length > CANDIDATE_LIMITS.maxMessageLength || seen.has(message.text)) return;
     if (messages.length >= CANDIDATE_LIMITS.maxExitMessages) return;
-    seen.add(text);
-    messages.push(label ? { text, source, label } : { text, source });
+    seen.add(message.text);
+    messages.push(message);
   };
-  const segments = pageTextSegments(observation.html);
-  segments.forEach((segment, i) => {
-    const label = segments[i - 1];
-    add(segment, 'page-text', label);
-    for (const number of numbersIn(segment)) add(number, 'page-number', number === segment ? label : segment);
+  const segments = pageSegments(observation.html);
+  segments.forEach(({ text, column }, i) => {
+    const label = column ?? segments[i - 1]?.text;
+    const whole = { ...(label ? { label } : {}), ...(column ? { cell: true } : {}) };
+    add({ text, source: 'page-text', ...whole });
+    for (const number of numbersIn(text)) add(number === text ? { text: number, source: 'page-number', ...whole } : { text: number, source: 'page-number', label: text });
   });
   for (const element of observation.elements) {
     const text = (element.fullText ?? element.text).trim();
-    if (text) add(text, 'element-text');
+    if (text) add({ text, source: 'element-text' });
   }
   return messages;
 }

@@ -49,8 +49,10 @@
  *                     in the element's terms (capped 3);
  *   exit              xs|source, xsh|shape, xc = share of message terms in I, xin (verbatim in the
  *                     intent), xlen|#tokens (capped 8), xi|t|shape for t in T, xl|l|t crossing 4 label
- *                     terms with T (label = the page segment before the message), xlm|#label terms in
- *                     I (capped 3), txs|T|source|shape|xlm, txl|T|l;
+ *                     terms with T (label = the column header of a table cell, else the page segment
+ *                     before the message), xlm|#label terms in I (capped 3), txs|T|source|shape|xlm,
+ *                     txl|T|l, xw|w and txw|T|w|xlm with w where the message sits (cell: a table body
+ *                     cell under a header; control: the text of an element; else text);
  *   last              ex|t|e crossing T words with 6 element terms in P.
  *
  * State row (critic: STATE_ROW_WIDTH):
@@ -97,7 +99,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/4';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/5';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -214,6 +216,8 @@ interface StateContext {
   urlCoverage: string;
   pageSegments: string[];
   pageLower: string;
+  /** The trimmed texts of the page's elements (links, buttons, fields). */
+  elementTexts: Set<string>;
   lastKind: string;
   step: string;
   pastKeys: Set<string>;
@@ -277,6 +281,7 @@ function stateContext(state: ModelState): StateContext {
     urlCoverage: intentCoverage(intentTerms, urls),
     pageSegments,
     pageLower: pageSegments.join(' ').toLowerCase(),
+    elementTexts: new Set(observation.elements.map((element) => (element.fullText ?? element.text).trim())),
     lastKind: last === undefined ? 'none' : (last.action?.kind ?? 'invalid'),
     step: stepBucket(state.history.length),
     pastKeys: new Set(pastActions.map(formatAction)),
@@ -442,6 +447,10 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
     const labelMatches = Math.min(3, addAnswerLabel(row, 'xl', candidate.label, context));
     row.add(`xlm|${labelMatches}`);
     row.add(`txs|${type}|${candidate.source}|${shape}|${labelMatches}`);
+    // A table cell is data; the text of a link or button is usually navigation.
+    const place = candidate.cell ? 'cell' : context.elementTexts.has(message.trim()) ? 'control' : 'text';
+    row.add(`xw|${place}`);
+    row.add(`txw|${type}|${place}|${labelMatches}`);
     for (const l of terms(candidate.label ?? '').slice(0, 4)) row.add(`txl|${type}|${l}`);
   }
 
@@ -539,7 +548,7 @@ function ormRow(state: ModelState): RowBuilder {
     const fixed = FIXED_ANSWERS.has(message.trim().toLowerCase());
     row.add(`omsg|${context.taskType}|${fixed ? message.trim().toLowerCase() : shape}`);
     // Answers that are the text of a link or button are usually navigation, not data.
-    const chrome = message !== '' && canonicalObservation(state.observation).elements.some((element) => (element.fullText ?? element.text).trim() === message.trim());
+    const chrome = message !== '' && context.elementTexts.has(message.trim());
     row.add(`omel|${context.taskType}|${chrome ? 1 : 0}`);
   }
   for (const t of context.typeWords) {

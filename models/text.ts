@@ -206,17 +206,43 @@ export function intentLists(intent: string): string[][] {
   return lists;
 }
 
+/** A visible text segment of a page; inside a table's body cell, the header of the cell's column. */
+export interface PageSegment {
+  text: string;
+  column?: string;
+}
+
 /**
  * The visible text segments of a one-line simplified-HTML observation, in document order, entities
  * decoded. The options of a <select> are left out: they are the element's options, not page text.
+ * A <td>'s column header is the last <th> before it at the same left edge and width (`data-bbox`).
  */
-export function pageTextSegments(html: string): string[] {
-  const segments: string[] = [];
-  for (const raw of html.replace(/<option\b[^>]*>[^<]*<\/option>/gi, ' ').split(/<[^>]*>/)) {
-    const text = decodeEntities(raw).replace(/\s+/g, ' ').trim();
-    if (text) segments.push(text);
+export function pageSegments(html: string): PageSegment[] {
+  const segments: PageSegment[] = [];
+  const headers = new Map<string, string>();
+  let cell: { header: boolean; at: string | undefined; text: string[] } | undefined;
+  for (const [part] of html.replace(/<option\b[^>]*>[^<]*<\/option>/gi, ' ').matchAll(/<[^>]*>|[^<]+/g)) {
+    const tag = /^<(\/?)(td|th)\b/i.exec(part);
+    if (tag && !tag[1]) {
+      const box = /\bdata-bbox="(-?[\d.]+),-?[\d.]+,(-?[\d.]+),/.exec(part);
+      cell = { header: tag[2]!.toLowerCase() === 'th', at: box ? `${box[1]},${box[2]}` : undefined, text: [] };
+    } else if (tag) {
+      if (cell?.header && cell.at) headers.set(cell.at, cell.text.join(' '));
+      cell = undefined;
+    }
+    if (part.startsWith('<')) continue;
+    const text = decodeEntities(part).replace(/\s+/g, ' ').trim();
+    if (!text) continue;
+    cell?.text.push(text);
+    const column = cell && !cell.header && cell.at ? headers.get(cell.at) : undefined;
+    segments.push(column ? { text, column } : { text });
   }
   return segments;
+}
+
+/** The texts of `pageSegments`. */
+export function pageTextSegments(html: string): string[] {
+  return pageSegments(html).map((segment) => segment.text);
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'" };

@@ -17,7 +17,7 @@ import {
   featurizeStates,
 } from '../../models/featurizer';
 import type { ModelState } from '../../models/state';
-import { intentLists, intentPhrases, pageTextSegments, quotedSpans } from '../../models/text';
+import { intentLists, intentPhrases, pageSegments, pageTextSegments, quotedSpans } from '../../models/text';
 import { render } from './fixtures/shop';
 
 const formPage: Observation = {
@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/4');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/5');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -164,6 +164,19 @@ describe('candidates', () => {
     const dates = typed(0).filter((c) => c.source === 'month-start' || c.source === 'month-end');
     assert.deepEqual(dates.map((c) => [c.source, 'argument' in c.action && c.action.argument]), [['month-start', '5/1/23'], ['month-end', '5/31/23']]);
     assert.ok(!typed(2).some((c) => c.source.startsWith('month')), 'a field without a date format gets no dates');
+  });
+
+  test('an answer in a table cell is labelled with its column header', () => {
+    const cell = (x: number, w: number, tag: string, text: string) => `<${tag} data-bbox="${x},100,${w},20"> ${text} </${tag}>`;
+    const html = `<html> <body> <p> Orders </p> ${cell(0, 80, 'th', 'Total')}${cell(80, 60, 'th', 'Status')} ${cell(0, 80, 'td', '$12.00')}${cell(80, 60, 'td', '<span> Complete </span>')} </body> </html>`;
+    assert.deepEqual(pageSegments(html), [{ text: 'Orders' }, { text: 'Total' }, { text: 'Status' }, { text: '$12.00', column: 'Total' }, { text: 'Complete', column: 'Status' }]);
+    const candidates = buildCandidates('What is the status of my last order?', { url: 'http://admin.test/orders', title: 'Orders', html, elements: [] });
+    const label = (message: string) => candidates.find((c) => c.action.kind === 'exit' && c.action.message === message)?.label;
+    assert.equal(label('Complete'), 'Status', 'not the cell before it');
+    assert.equal(label('$12.00'), 'Total');
+    assert.equal(label('Total'), 'Orders', 'outside a body cell, the segment before');
+    const cells = candidates.filter((c) => c.cell).map((c) => c.action.kind === 'exit' && c.action.message);
+    assert.deepEqual(cells, ['$12.00', 'Complete']);
   });
 
   test('intent phrases and page text', () => {
