@@ -46,7 +46,8 @@
  *                     case outside the intent's quoted spans, ta|T|K|source|b, rpa|K (typed before),
  *                     ash|shape|e and acl|clause|e for 4 element terms (shape = answer shape of the
  *                     argument, clause = commas before it in the intent, capped 4), aom|K|#its terms
- *                     in the element's terms (capped 3);
+ *                     in the element's terms (capped 3); for a <select> option, aot|t|w crossing T
+ *                     words with 3 option terms w not in I ("best-selling" with "month");
  *   exit              xs|source, xsh|shape, xc = share of message terms in I, xin (verbatim in the
  *                     intent), xlen|#tokens (capped 8), xi|t|shape for t in T, xl|l|t crossing 4 label
  *                     terms with T (label = the column header of a table cell, else the page segment
@@ -99,7 +100,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/5';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/6';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -432,6 +433,9 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
       row.add(`acl|${clause}|${e}`);
     }
     row.add(`aom|${k}|${Math.min(3, argTerms.filter((term) => elementWords.includes(term)).length)}`);
+    if (candidate.source === 'option') {
+      for (const w of argTerms.filter((term) => !context.intentSet.has(term)).slice(0, 3)) for (const t of context.typeWords) row.add(`aot|${t}|${w}`);
+    }
   }
 
   if (action.kind === 'exit') {

@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/5');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/6');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -102,6 +102,14 @@ describe('rows', () => {
     assert.ok(!settings.has(featureIndex('anl|Search|page')), 'a word inside the quotes is content, not phrasing');
     const headphones = featuresOf('do(action="Search", argument="headphones", element="0")');
     assert.ok(headphones.has(featureIndex('ap|Search|word')) && !headphones.has(featureIndex('apl|Search|acme')), 'capitalised words are names');
+  });
+
+  test('a select option row crosses the task type with the option words the intent lacks', () => {
+    const rowIn = candidateRows(state('Change the country of the shipping address to France'));
+    const canada = new Set(rowIn('do(action="Select Dropdown Option", argument="Canada", element="1")'));
+    assert.ok(canada.has(featureIndex('aot|country|canada')));
+    const france = new Set(rowIn('do(action="Select Dropdown Option", argument="France", element="1")'));
+    assert.ok(![...france].includes(featureIndex('aot|country|france')), 'an option the intent names is content, not vocabulary');
   });
 
   test("the ORM row ignores the final page's own words; the critic's state row reads them", () => {
