@@ -100,7 +100,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/6';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/7';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -217,7 +217,7 @@ interface StateContext {
   urlCoverage: string;
   pageSegments: string[];
   pageLower: string;
-  /** The trimmed texts of the page's elements (links, buttons, fields). */
+  /** The trimmed, non-empty texts of the page's elements (links, buttons, fields). */
   elementTexts: Set<string>;
   lastKind: string;
   step: string;
@@ -282,7 +282,7 @@ function stateContext(state: ModelState): StateContext {
     urlCoverage: intentCoverage(intentTerms, urls),
     pageSegments,
     pageLower: pageSegments.join(' ').toLowerCase(),
-    elementTexts: new Set(observation.elements.map((element) => (element.fullText ?? element.text).trim())),
+    elementTexts: new Set(observation.elements.map((element) => (element.fullText ?? element.text).trim()).filter(Boolean)),
     lastKind: last === undefined ? 'none' : (last.action?.kind ?? 'invalid'),
     step: stepBucket(state.history.length),
     pastKeys: new Set(pastActions.map(formatAction)),
@@ -552,7 +552,7 @@ function ormRow(state: ModelState): RowBuilder {
     const fixed = FIXED_ANSWERS.has(message.trim().toLowerCase());
     row.add(`omsg|${context.taskType}|${fixed ? message.trim().toLowerCase() : shape}`);
     // Answers that are the text of a link or button are usually navigation, not data.
-    const chrome = message !== '' && context.elementTexts.has(message.trim());
+    const chrome = context.elementTexts.has(message.trim());
     row.add(`omel|${context.taskType}|${chrome ? 1 : 0}`);
   }
   for (const t of context.typeWords) {

@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/6');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/7');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -185,6 +185,10 @@ describe('candidates', () => {
     assert.equal(label('Total'), 'Orders', 'outside a body cell, the segment before');
     const cells = candidates.filter((c) => c.cell).map((c) => c.action.kind === 'exit' && c.action.message);
     assert.deepEqual(cells, ['$12.00', 'Complete']);
+    const page: Observation = { url: 'http://admin.test/orders', title: 'Orders', html, elements: [{ id: 0, tag: 'input', text: '', attributes: {}, bbox: [0, 0, 10, 10] }] };
+    const rowIn = candidateRows(state('What is the status of my last order?', page));
+    assert.ok(rowIn('exit(message="Complete")').includes(featureIndex('xw|cell')));
+    assert.ok(rowIn('exit(message="")').includes(featureIndex('xw|text')), 'an empty answer is no element text');
   });
 
   test('intent phrases and page text', () => {
