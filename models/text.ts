@@ -47,12 +47,17 @@ export function terms(text: string): string[] {
 
 /** Strings quoted in the text: "...", “...”, and '...' when the quotes stand at word boundaries. */
 export function quotedSpans(text: string): string[] {
-  const spans: string[] = [];
+  return quotedRanges(text).map((range) => range.span);
+}
+
+/** Where the quoted spans of `quotedSpans` stand in the text, quotes included. */
+function quotedRanges(text: string): { span: string; start: number; end: number }[] {
+  const ranges: { span: string; start: number; end: number }[] = [];
   for (const match of text.matchAll(/"([^"]+)"|“([^”]+)”|(?<![\p{L}\p{N}])'([^']+)'(?![\p{L}\p{N}])/gu)) {
     const span = (match[1] ?? match[2] ?? match[3] ?? '').trim();
-    if (span) spans.push(span);
+    if (span) ranges.push({ span, start: match.index, end: match.index + match[0].length });
   }
-  return spans;
+  return ranges;
 }
 
 /** Where an intent phrase came from; the featurizer tells the sources apart. */
@@ -173,8 +178,8 @@ const MAX_LIST_ITEM_WORDS = 4;
  * item starts is not marked, so each list comes once per first item of 1 to 3 words.
  */
 export function intentLists(intent: string): string[][] {
-  const quoted = [...intent.matchAll(/"[^"]*"|“[^”]*”/g)].map((m) => [m.index, m.index + m[0].length] as const);
-  const words = intentWords(intent).filter((word) => !quoted.some(([a, b]) => word.start >= a && word.end <= b));
+  const quoted = quotedRanges(intent);
+  const words = intentWords(intent).filter((word) => !quoted.some(({ start, end }) => word.start >= start && word.end <= end));
   const commaAfter = (i: number) => i + 1 < words.length && /^,\s*$/.test(intent.slice(words[i]!.end, words[i + 1]!.start));
   const stop = (i: number) => isStopWord(words[i]!.lower) && !LIST_JOINERS.has(words[i]!.lower);
   const text = (from: number, to: number) => intent.slice(words[from]!.start, words[to]!.end);
