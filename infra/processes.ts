@@ -129,8 +129,24 @@ export function portIsFree(ip: string, port: number): Promise<boolean> {
   });
 }
 
-/** A port the OS says is free right now (tests; a small race with other processes is accepted). */
-export function freePort(ip = '127.0.0.1'): Promise<number> {
+/** Where the OS hands out ports for outgoing connections; Linux says, elsewhere IANA's dynamic range. */
+function ephemeralPortRange(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return { low: low!, high: high! };
+  } catch {
+    // Not Linux.
+  }
+  return { low: 49152, high: 65535 };
+}
+
+/** Ports below the ephemeral range (above it where that is too narrow), as [from, to). */
+function unclaimedPortRange(): [number, number] {
+  const { low, high } = ephemeralPortRange();
+  return low - 10_000 >= 1000 ? [10_000, low] : [high + 1, 65_536];
+}
+
+function osAssignedPort(ip: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -139,6 +155,28 @@ export function freePort(ip = '127.0.0.1'): Promise<number> {
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+const portsHandedOut = new Set<number>();
+
+/**
+ * A port that is free now and that the OS will not give to an outgoing connection later (tests and
+ * benches; a small race with other processes is accepted). A port the OS picks itself comes from the
+ * ephemeral range, where any client socket may take it before the service that was promised it
+ * starts (embedded sites start at a worker's first rollout, a restarted Temporal server on its old port).
+ */
+export async function freePort(ip = '127.0.0.1'): Promise<number> {
+  const [from, to] = unclaimedPortRange();
+  if (to - from < 1000) return osAssignedPort(ip);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = from + Math.floor(Math.random() * (to - from));
+    // Ports handed out earlier may not be bound yet, so the OS cannot tell.
+    if (portsHandedOut.has(port)) continue;
+    portsHandedOut.add(port);
+    if (await portIsFree(ip, port)) return port;
+    portsHandedOut.delete(port);
+  }
+  throw new StackError(`no free port on ${ip} between ${from} and ${to - 1}`);
 }
 
 export async function assertPortsFree(ip: string, ports: Array<{ port: number; what: string; setting: string }>): Promise<void> {
