@@ -2,7 +2,7 @@
  * Starts and stops the four embedded sites, each on its own port, all in this process and all over
  * the same seeded world.
  */
-import { startSiteServer, type RunningSite } from './http/site-server';
+import { startSiteServer, type RunningSite, type SiteApp } from './http/site-server';
 import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteUrls } from './site-urls';
 import { createGitlabApp } from './sites/gitlab/app';
 import { createRedditApp } from './sites/reddit/app';
@@ -31,13 +31,21 @@ export const WEBARENA_PORTS: Record<EmbeddedSiteName, number> = { shopping: 7770
 export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Promise<EmbeddedSites> {
   const seed = options.seed ?? DEFAULT_SEED;
   const world = buildWorld(seed);
-  const listen = (name: EmbeddedSiteName) => ({ host: options.host, port: options.ports?.[name] ?? 0 });
   const started: RunningSite[] = [];
+  const start = async <S>(name: EmbeddedSiteName, app: SiteApp<S>) => {
+    const listen = { host: options.host, port: options.ports?.[name] ?? 0 };
+    try {
+      started.push(await startSiteServer(app, listen));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      throw new Error(`the embedded ${name} site cannot listen on ${listen.host ?? '127.0.0.1'}:${listen.port}: another process holds that port; stop it or give the site another port`, { cause: error });
+    }
+  };
   try {
-    started.push(await startSiteServer(createShoppingApp(world.shopping), listen('shopping')));
-    started.push(await startSiteServer(createAdminApp(world.admin), listen('shopping_admin')));
-    started.push(await startSiteServer(createRedditApp(world.reddit), listen('reddit')));
-    started.push(await startSiteServer(createGitlabApp(world.gitlab), listen('gitlab')));
+    await start('shopping', createShoppingApp(world.shopping));
+    await start('shopping_admin', createAdminApp(world.admin));
+    await start('reddit', createRedditApp(world.reddit));
+    await start('gitlab', createGitlabApp(world.gitlab));
   } catch (error) {
     await Promise.all(started.map((site) => site.stop()));
     throw error;

@@ -31,7 +31,14 @@ export class BrowserRuntime {
       );
     }
     this.worldSeed = worldSeed;
-    this.sites ??= startEmbeddedSites({ seed: worldSeed, host: this.config.sites.host, ports: this.config.sites.ports });
+    if (!this.sites) {
+      const starting = startEmbeddedSites({ seed: worldSeed, host: this.config.sites.host, ports: this.config.sites.ports });
+      // A start that failed (a port held for a while) is not kept: the activity's retry starts again.
+      starting.catch(() => {
+        if (this.sites === starting) this.sites = undefined;
+      });
+      this.sites = starting;
+    }
     return this.sites;
   }
 
