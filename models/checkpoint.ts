@@ -5,7 +5,7 @@
  * sha256 differs from the card's.
  */
 import { createHash } from 'node:crypto';
-import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, rename, stat, writeFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { memoryEngine, onnxEngine, type ScoringEngine } from './engine';
@@ -14,6 +14,16 @@ import type { Network, NetworkShape } from './network';
 import { exportOnnx, importOnnx, ONNX_OPSET, type OutputHead } from './onnxGraph';
 
 export type ModelKind = 'actor' | 'critic' | 'orm';
+
+/** Whether a file (a card, a training state) is there to read. */
+export async function fileExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** What each model kind is: input width, outputs and head. */
 export const MODEL_SPECS: Record<ModelKind, { width: number; outputs: number; head: OutputHead; outputName: string }> = {

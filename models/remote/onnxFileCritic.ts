@@ -5,24 +5,15 @@
  * inputs by name and width, a featurizer version in its metadata or in a card beside it (when present)
  * against this code's, and every output value must be a probability.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import onnxProto from 'onnx-proto';
 import * as ort from 'onnxruntime-node';
-import { cardPath, parseCard } from '../checkpoint';
+import { cardPath, fileExists, parseCard } from '../checkpoint';
 import { criticValues, type StateValueFunction } from '../critic';
 import { FEATURIZER_VERSION, STATE_ROW_WIDTH, featurizeStates } from '../featurizer';
 import { INPUT_INDICES, INPUT_VALUES } from '../onnxGraph';
 
 const { onnx } = onnxProto;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function checkGraph(bytes: Uint8Array, path: string): void {
   const model = onnx.ModelProto.decode(bytes);
@@ -41,7 +32,7 @@ function checkGraph(bytes: Uint8Array, path: string): void {
 export async function loadOnnxFileCritic(path: string, threads = 1): Promise<StateValueFunction> {
   const bytes = new Uint8Array(await readFile(path));
   checkGraph(bytes, path);
-  if (await exists(cardPath(path))) parseCard(JSON.parse(await readFile(cardPath(path), 'utf8')), 'critic');
+  if (await fileExists(cardPath(path))) parseCard(JSON.parse(await readFile(cardPath(path), 'utf8')), 'critic');
   const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const outputName = session.outputNames[0];
   if (!outputName) throw new Error(`${path} declares no output`);

@@ -9,9 +9,9 @@
  * run. A finished run writes `<outPath>` (.onnx) and its card; re-running a finished job only re-writes
  * them from the final state.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { FEATURIZER_VERSION } from '../featurizer';
-import { DEFAULT_HIDDEN, MODEL_SPECS, networkShape, saveModel, sha256, type ModelCard } from '../checkpoint';
+import { DEFAULT_HIDDEN, MODEL_SPECS, fileExists, networkShape, saveModel, sha256, type ModelCard } from '../checkpoint';
 import { createNetwork, type Network } from '../network';
 import { importOnnx } from '../onnxGraph';
 import { SeededRng, deriveSeed } from '../../browser/rng';
@@ -99,15 +99,6 @@ async function loadNetwork(path: string, what: string): Promise<Network> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promise<TrainingResult> {
   const batchSize = job.batchSize ?? DEFAULTS.batchSize;
   const learningRate = job.learningRate ?? DEFAULT_LEARNING_RATES[job.objective];
@@ -151,7 +142,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
   let network: Network;
   let adam: AdamState;
   let cursor: TrainingCursor;
-  if (job.resume && (await exists(statePath))) {
+  if (job.resume && (await fileExists(statePath))) {
     const snapshot = await readTrainingState(statePath);
     if (snapshot.fingerprint !== fingerprint) throw new Error(`${statePath} belongs to a different job (data, checkpoints or hyper-parameters changed)`);
     ({ network, adam, cursor } = snapshot);
