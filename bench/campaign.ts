@@ -38,6 +38,8 @@ const { values } = parseArgs({
 const seeds = Number(values.seeds);
 const phases = Number(values.phases);
 const historyPhases = Number(values['history-phases']);
+// With --phases 0 (SFT alone, e.g. to see what more demonstrations give) there is no ablation to fork.
+const withAblation = phases > 0;
 
 interface Interval {
   start: number;
@@ -111,8 +113,7 @@ try {
   for (let seed = 1; seed <= seeds; seed++) {
     // The ablation continues from the curriculum campaign's SFT phase: the same phase 0, computed once.
     const curriculumName = `bench-curriculum-${seed}`;
-    // With --phases 0 (SFT alone, e.g. to see what more demonstrations give) there is no ablation to fork.
-    for (const curriculum of phases > 0 ? [true, false] : [true]) {
+    for (const curriculum of withAblation ? [true, false] : [true]) {
       const name = curriculum ? curriculumName : `bench-ablation-${seed}`;
       const config = campaignConfig(name, seed, { phases, phase: { ...phase, curriculum }, environment, reward: values.reward });
       const run = await runCampaign(config, curriculum ? undefined : { campaign: curriculumName, phase: 0 });
@@ -143,13 +144,13 @@ try {
 if (seeds > 0) {
   const meanCurve = (runs: number[][]) => runs[0]!.map((_, phase) => runs.reduce((sum, run) => sum + run[phase]!, 0) / runs.length);
   const on = meanCurve(curves.on);
-  const off = phases > 0 ? meanCurve(curves.off) : [];
+  const off = withAblation ? meanCurve(curves.off) : [];
   const percent = (rate: number | undefined, width: number) => (rate === undefined ? '-' : `${(100 * rate).toFixed(1)}%`).padStart(width);
   console.log('\nphase  curriculum  ablation');
   on.forEach((rate, phase) => console.log(`${String(phase).padStart(5)}  ${percent(rate, 10)}  ${percent(off[phase], 8)}`));
   on.forEach((rate, phase) => console.log(`BENCH campaign.success.curriculum.phase${phase} ${(100 * rate).toFixed(2)} %`));
   off.forEach((rate, phase) => console.log(`BENCH campaign.success.ablation.phase${phase} ${(100 * rate).toFixed(2)} %`));
-  if (phases > 0) {
+  if (withAblation) {
     const gainOn = 100 * (on[on.length - 1]! - on[0]!);
     const gainOff = 100 * (off[off.length - 1]! - off[0]!);
     console.log(`BENCH campaign.gain_over_sft ${gainOn.toFixed(2)} points`);
