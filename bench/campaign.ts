@@ -3,6 +3,9 @@
  *   - learning curve: test-split success per phase, mean over seeds, curriculum on and off (ablation);
  *   - campaign.gain_over_sft: final phase minus SFT (curriculum on), in points;
  *   - campaign.curriculum_gain_minus_ablation: that gain minus the ablation's, in points;
+ *   - campaign.rewarded_rollouts.{curriculum,ablation}: share of the RL phases' rollouts that were
+ *     rewarded (by the ORM, or the evaluators with --reward evaluator), i.e. how much of a phase's
+ *     experience can teach the actor anything;
  *   - campaign.overhead_ratio: campaign wall time / time during which at least one activity executed
  *     (parallel shards count once), i.e. what orchestration adds around the work.
  *   - campaign.history_max_events: the largest history of any run of a campaign of many tiny phases.
@@ -101,6 +104,8 @@ async function runCampaign(config: Config, from?: ForkPoint): Promise<{ result: 
 }
 
 const curves: Record<'on' | 'off', number[][]> = { on: [], off: [] };
+// Rewarded and all rollouts of the RL phases (phase 0 probes train tasks for both arms).
+const rewarded: Record<'on' | 'off', { successes: number; trajectories: number }> = { on: { successes: 0, trajectories: 0 }, off: { successes: 0, trajectories: 0 } };
 let wall = 0;
 let busy = 0;
 let historyEvents = 0;
@@ -120,8 +125,15 @@ try {
       wall += run.wall;
       busy += run.busy;
       const curve = run.result.history.map((h) => h.successRate);
-      curves[curriculum ? 'on' : 'off'].push(curve);
-      console.log(`${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')} (${(run.wall / 1000).toFixed(0)} s)`);
+      const arm = curriculum ? 'on' : 'off';
+      curves[arm].push(curve);
+      const rlPhases = run.result.history.filter((h) => h.phase > 0);
+      for (const h of rlPhases) {
+        rewarded[arm].successes += h.rolloutSuccesses;
+        rewarded[arm].trajectories += h.trajectories;
+      }
+      const yields = rlPhases.map((h) => `${h.rolloutSuccesses}/${h.trajectories}`).join(', ');
+      console.log(`${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')} (${(run.wall / 1000).toFixed(0)} s)${yields ? `; rewarded rollouts ${yields}` : ''}`);
     }
   }
   if (historyPhases > 0) {
@@ -155,6 +167,9 @@ if (seeds > 0) {
     const gainOff = 100 * (off[off.length - 1]! - off[0]!);
     console.log(`BENCH campaign.gain_over_sft ${gainOn.toFixed(2)} points`);
     console.log(`BENCH campaign.curriculum_gain_minus_ablation ${(gainOn - gainOff).toFixed(2)} points`);
+    const share = ({ successes, trajectories }: { successes: number; trajectories: number }) => (trajectories ? (100 * successes) / trajectories : 0).toFixed(2);
+    console.log(`BENCH campaign.rewarded_rollouts.curriculum ${share(rewarded.on)} %`);
+    console.log(`BENCH campaign.rewarded_rollouts.ablation ${share(rewarded.off)} %`);
   }
   console.log(`BENCH campaign.overhead_ratio ${(wall / busy).toFixed(3)} x`);
 }

@@ -24,6 +24,7 @@ import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
 import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
+import { mostPromisingTasks } from './mostPromisingTasks';
 
 type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic'>;
 
@@ -190,9 +191,13 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
             failures: judgedTasks.failures,
           });
         }
-        if (input.limit !== undefined && kept.length > input.limit) {
-          const chosen = new Set(new Rng(input.seed).fork(`critic-filter-${input.phase}`).sample(kept, input.limit));
-          kept = kept.filter((task) => chosen.has(task));
+        if (input.limit !== undefined) {
+          const headValue = new Map(candidates.map((task, i) => [task, Math.max(values[i]?.v1 ?? 0, values[i]?.v2 ?? 0)]));
+          kept = mostPromisingTasks(kept, {
+            limit: input.limit,
+            value: (task) => headValue.get(task)!,
+            template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
+          });
         }
         const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);
         return { objects: await ctx.datasetObjects(tasks), data: { tasks, meanValue } };

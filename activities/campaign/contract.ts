@@ -36,7 +36,8 @@ export interface CampaignActivities {
   ): Promise<DatasetRef>;
   /**
    * Keeps tasks whose critic value at the start state lies in the band (either head qualifies); at
-   * most `limit` of them (a seeded sample, in candidate order) when given.
+   * most `limit` of them when given: the highest-valued, spread over templates (`mostPromisingTasks`),
+   * in candidate order.
    */
   filterTasksByCritic(
     input: PhaseScope & { candidates: DatasetRef; critic: string; band: [number, number]; limit?: number },
