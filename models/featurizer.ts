@@ -74,7 +74,13 @@
  *   before it, or the rest of its own segment; capped 3), ogu|T|place|uc|shape, ogl|T|leaf|shape;
  *   after an exit omsg|T|message for "", "n/a", "done" (else |shape) and omel|T|0/1 (the message is the
  *   text of a link or button on the page); oi|t|shape and ok|last|t for t in T, ol|l|t crossing 4 terms
- *   of that label with T.
+ *   of that label with T; then what the final page shows of the task (E = the intent's named terms: its
+ *   capitalised words and numbers after the first word, and its quoted spans; shares in quarters):
+ *   oen|share of E in the page text (`none` when E is empty), oet|share of E among the title's and
+ *   URL's words, oenx|ending|(both) with ending = the answer shape after an exit, else `none`;
+ *   ott|how the title matches the intent (m below); onote|0/1 (a confirmation notice such as "You saved
+ *   the page." or "Profile was successfully updated" is on the page), onotet|notice|typed|ending
+ *   (typed: the episode typed some text), onotem|m of the notice.
  *
  * ORM targets: what each element action acted on, as its page showed it (the history round's `target`,
  * actionTarget.ts: label, tag, rank among same-labelled twins, page URL, value). With K = the action's
@@ -100,7 +106,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/7';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/8';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -560,9 +566,44 @@ function ormRow(state: ModelState): RowBuilder {
     row.add(`ok|${context.lastKind}|${t}`);
   }
   addAnswerLabel(row, 'ol', label, context);
+  addFinalPageEvidence(row, state, context, exited ? shape : 'none');
   addTargetFeatures(row, state, context);
   addStateFeatures(row, state, context);
   return row;
+}
+
+/**
+ * The notice a web app shows once a change is stored ("You saved the page.", "Profile was successfully
+ * updated", "Thanks for the report!"): generic UI English, unlike the page vocabulary the ORM leaves out.
+ */
+const CONFIRMATION =
+  /\b(?:was|were|has been|have been) (?:successfully )?(?:saved|updated|added|created|submitted|posted|removed|deleted|sent)\b|^You (?:saved|submitted|added|updated|removed|deleted|posted)\b|^Thanks for\b|^Thank you\b|^We have (?:saved|removed)\b/i;
+
+/**
+ * What the final page shows of the task, whatever its type: the intent's named things (its capitalised
+ * words and numbers after the first word, and its quoted spans) on the page and in its title or URL, how
+ * the title matches the intent, and a confirmation notice. These carry over to task types the ORM never
+ * saw, where its type-crossed features have no weights (bench:models: "Oral Care" is not on the Cycling
+ * page the agent stopped at; the order page shows another date than the one asked about).
+ */
+function addFinalPageEvidence(row: RowBuilder, state: ModelState, context: StateContext, ending: string): void {
+  const observation = canonicalObservation(state.observation);
+  const named = state.intent.split(/\s+/).filter((word, i) => i > 0 && isName(word));
+  const entities = terms([...named, ...quotedSpans(state.intent)].join(' '));
+  if (entities.length > 0) {
+    const located = new Set(terms(`${observation.title} ${urlTokens(observation.url).join(' ')}`));
+    const onPage = quarters(share(entities.filter((term) => context.pageLower.includes(term)).length, entities.length));
+    const inTitleOrUrl = quarters(share(entities.filter((term) => located.has(term)).length, entities.length));
+    row.add(`oen|${onPage}`);
+    row.add(`oet|${inTitleOrUrl}`);
+    row.add(`oenx|${ending}|${onPage}|${inTitleOrUrl}`);
+  } else row.add('oen|none');
+  row.add(`ott|${intentMatch(observation.title, context)}`);
+  const notice = context.pageSegments.map((segment) => segment.trim()).find((segment) => CONFIRMATION.test(segment));
+  const typed = state.history.some((round) => round.action?.kind === 'Type');
+  row.add(`onote|${notice ? 1 : 0}`);
+  row.add(`onotet|${notice ? 1 : 0}|${typed ? 1 : 0}|${ending}`);
+  if (notice) row.add(`onotem|${intentMatch(notice, context)}`);
 }
 
 /** Whether a phrase's words match the intent: 0 none, 1 some, 2 all its terms, 3 verbatim. */

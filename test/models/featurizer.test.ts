@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/7');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/8');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -120,6 +120,29 @@ describe('rows', () => {
     };
     assert.deepEqual(featurizeOutcomes([reworded]).indices, featurizeOutcomes([s]).indices);
     assert.notDeepEqual(featurizeStates([reworded]).indices, featurizeStates([s]).indices);
+  });
+
+  test("the ORM row reads the intent's named things and a confirmation notice on the final page", () => {
+    const finalPage = (title: string, notice = ''): Observation => ({
+      url: `http://shop.test/${title.toLowerCase().replace(/\W+/g, '-')}.html`,
+      title,
+      html: `<html> <body> <h1> ${title} </h1> ${notice ? `<div> ${notice} </div>` : ''} <p> 12 items </p> </body> </html>`,
+      elements: [],
+    });
+    const outcome = (observation: Observation) => {
+      const s: ModelState = { intent: 'Show me the products in the Oral Care category', history: [], observation };
+      return new Set(featurizeOutcomes([s]).indices);
+    };
+    const asked = outcome(finalPage('Oral Care'));
+    const elsewhere = outcome(finalPage('Cycling'));
+    assert.ok(asked.has(featureIndex('oen|4')) && asked.has(featureIndex('oet|4')));
+    assert.ok(elsewhere.has(featureIndex('oen|0')) && elsewhere.has(featureIndex('oet|0')));
+    assert.ok(asked.has(featureIndex('ott|3')) && elsewhere.has(featureIndex('ott|0')));
+    assert.ok(asked.has(featureIndex('onote|0')));
+    const saved = outcome(finalPage('Oral Care', 'You saved the address.'));
+    assert.ok(saved.has(featureIndex('onote|1')) && saved.has(featureIndex('onotet|1|0|none')));
+    assert.ok(outcome(finalPage('Oral Care', 'Profile was successfully updated')).has(featureIndex('onote|1')));
+    assert.ok(outcome(finalPage('Oral Care', 'Saved addresses')).has(featureIndex('onote|0')), 'a heading with the word is no notice');
   });
 });
 
