@@ -591,15 +591,14 @@ function addFinalPageEvidence(row: RowBuilder, state: ModelState, context: State
   const named = state.intent.split(/\s+/).filter((word, i) => i > 0 && isName(word));
   const entities = terms([...named, ...quotedSpans(state.intent)].join(' '));
   if (entities.length > 0) {
-    const located = new Set(terms(`${observation.title} ${urlTokens(observation.url).join(' ')}`));
     const onPage = quarters(share(entities.filter((term) => context.pageLower.includes(term)).length, entities.length));
-    const inTitleOrUrl = quarters(share(entities.filter((term) => located.has(term)).length, entities.length));
+    const inTitleOrUrl = intentCoverage(entities, terms(`${observation.title} ${urlTokens(observation.url).join(' ')}`));
     row.add(`oen|${onPage}`);
     row.add(`oet|${inTitleOrUrl}`);
     row.add(`oenx|${ending}|${onPage}|${inTitleOrUrl}`);
   } else row.add('oen|none');
   row.add(`ott|${intentMatch(observation.title, context)}`);
-  const notice = context.pageSegments.map((segment) => segment.trim()).find((segment) => CONFIRMATION.test(segment));
+  const notice = context.pageSegments.find((segment) => CONFIRMATION.test(segment));
   const typed = state.history.some((round) => round.action?.kind === 'Type');
   row.add(`onote|${notice ? 1 : 0}`);
   row.add(`onotet|${notice ? 1 : 0}|${typed ? 1 : 0}|${ending}`);
