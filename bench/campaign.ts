@@ -14,7 +14,8 @@
  * the learning curves take about 50 minutes on 2 cores, and the 20-phase history run about 20 more.
  * `--reward evaluator` rewards rollouts by the tasks' evaluators instead of the ORM (campaign.reward),
  * which separates the ORM's errors from the rest of the loop.
- * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--phases 3] [--tasks 30] [--test-tasks 40]
+ * `--first-seed` starts the seeds elsewhere than 1 (to add seeds to an earlier run's).
+ * Usage: node --import tsx bench/campaign.ts [--seeds 3] [--first-seed 1] [--phases 3] [--tasks 30] [--test-tasks 40]
  *   [--demo-tasks 60] [--max-steps 12] [--history-phases 20] [--reward orm|evaluator]
  */
 import { parseArgs } from 'node:util';
@@ -29,6 +30,7 @@ import type { CampaignProgress } from '../workflows/campaignTypes';
 const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '3' },
+    'first-seed': { type: 'string', default: '1' },
     phases: { type: 'string', default: '3' },
     tasks: { type: 'string', default: '30' },
     'test-tasks': { type: 'string', default: '40' },
@@ -39,6 +41,7 @@ const { values } = parseArgs({
   },
 });
 const seeds = Number(values.seeds);
+const firstSeed = Number(values['first-seed']);
 const phases = Number(values.phases);
 const historyPhases = Number(values['history-phases']);
 // With --phases 0 (SFT alone, e.g. to see what more demonstrations give) there is no ablation to fork.
@@ -115,7 +118,7 @@ const workers = runWorkers({ config: campaignConfig('bench-worker', 1, {}), secr
 try {
   const phase = { tasksPerPhase: Number(values.tasks) };
   const environment = { testTasks: Number(values['test-tasks']), demonstrationTasks: Number(values['demo-tasks']), maxSteps: Number(values['max-steps']) };
-  for (let seed = 1; seed <= seeds; seed++) {
+  for (let seed = firstSeed; seed < firstSeed + seeds; seed++) {
     // The ablation continues from the curriculum campaign's SFT phase: the same phase 0, computed once.
     const curriculumName = `bench-curriculum-${seed}`;
     for (const curriculum of withAblation ? [true, false] : [true]) {
