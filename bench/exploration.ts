@@ -30,7 +30,7 @@ import type { WebArenaTask } from '../env/tasks/schema';
 import { Actor } from '../models/actor';
 import { createActorPolicy } from '../models/actorPolicy';
 import { loadModel } from '../models/checkpoint';
-import type { ModelState } from '../models/state';
+import { recordingPolicy } from '../models/recordingPolicy';
 import { train } from '../models/train/trainer';
 
 const { values: flags } = parseArgs({
@@ -59,32 +59,16 @@ const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: train
 const pool = await BrowserPool.start({ size: Number(flags.concurrency) });
 const work = await mkdtemp(join(tmpdir(), 'bench-exploration-'));
 
-type Step = { state: ModelState; response: string };
-
-/** Runs one episode per task; returns which tasks the evaluator scored 1, and each episode's (state, action) steps. */
-async function rollOut(label: string, tasks: readonly WebArenaTask[], policy: () => Policy) {
+/** Runs one episode per task; returns the ids of the tasks the evaluator scored 1. */
+async function rollOut(label: string, tasks: readonly WebArenaTask[], policyFor: (task: WebArenaTask) => Policy): Promise<Set<string>> {
   const started = performance.now();
-  const steps = new Map<string, Step[]>();
-  const requests = tasks.map((task) => {
-    const recorded: Step[] = [];
-    steps.set(String(task.task_id), recorded);
-    const inner = policy();
-    const recording: Policy = {
-      name: inner.name,
-      async act(input) {
-        const output = await inner.act(input);
-        recorded.push({ state: { intent: input.task.intent, history: [...input.history], observation: input.observation }, response: output.response });
-        return output;
-      },
-    };
-    return { task: toEpisodeTask(task, sites.urls), policy: recording, environment, options: { maxSteps: MAX_STEPS } };
-  });
+  const requests = tasks.map((task) => ({ task: toEpisodeTask(task, sites.urls), policy: policyFor(task), environment, options: { maxSteps: MAX_STEPS } }));
   const results = await pool.runAll(requests);
   const infrastructure = results.filter((r) => r.outcome.infraFailure).length;
   if (infrastructure > 0) throw new Error(`${label}: ${infrastructure} episodes failed on infrastructure; the figures would undercount`);
   const solved = new Set(results.filter((r) => r.outcome.score === 1).map((r) => String(r.outcome.taskId)));
   log(`${label}: ${solved.size} of ${tasks.length} solved, ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  return { solved, steps };
+  return solved;
 }
 
 const bench: string[] = [];
@@ -93,8 +77,9 @@ const report = (name: string, value: number, unit: string) => bench.push(`BENCH 
 try {
   // Phase 0 of a campaign with this seed: the same demonstration sample, epochs and batch size.
   const demoTasks = new Rng(SEED).fork('demonstrations').sample(trainSplit, Number(flags['demo-tasks']));
-  const oracle = await rollOut('oracle demonstrations', demoTasks, () => createOraclePolicy());
-  const records = demoTasks.filter((t) => oracle.solved.has(String(t.task_id))).flatMap((t) => oracle.steps.get(String(t.task_id))!);
+  const recorders = new Map(demoTasks.map((t) => [String(t.task_id), recordingPolicy(createOraclePolicy())]));
+  const demonstrated = await rollOut('oracle demonstrations', demoTasks, (t) => recorders.get(String(t.task_id))!.policy);
+  const records = demoTasks.filter((t) => demonstrated.has(String(t.task_id))).flatMap((t) => recorders.get(String(t.task_id))!.rounds);
   const actorPath = join(work, 'actor-sft.onnx');
   await train({ objective: 'actor-sft', data: { records }, outPath: actorPath, seed: SEED, epochs: training.sftEpochs, batchSize: training.batchSize });
   const actor = new Actor(await loadModel(actorPath, { kind: 'actor' }));
@@ -113,19 +98,19 @@ try {
   const share = (tasks: readonly WebArenaTask[], solved: (id: string) => boolean) => tasks.filter((t) => solved(String(t.task_id))).length / Math.max(1, tasks.length);
 
   const greedy = await rollOut('greedy', probe, () => createActorPolicy(actor, { mode: 'greedy' }));
-  for (const [group, tasks] of Object.entries(groups)) report(`exploration.greedy_success.${group}`, share(tasks, (id) => greedy.solved.has(id)), `ratio (${tasks.length} train tasks)`);
+  for (const [group, tasks] of Object.entries(groups)) report(`exploration.greedy_success.${group}`, share(tasks, (id) => greedy.has(id)), `ratio (${tasks.length} train tasks)`);
 
   for (const temperature of TEMPERATURES) {
     const samples: Set<string>[] = [];
     for (let k = 0; k < SAMPLES; k++) {
       const seed = deriveSeed(SEED, 'exploration-sample', temperature, k);
-      samples.push((await rollOut(`sample ${k + 1}/${SAMPLES} at temperature ${temperature}`, probe, () => createActorPolicy(actor, { mode: 'sample', temperature, seed }))).solved);
+      samples.push(await rollOut(`sample ${k + 1}/${SAMPLES} at temperature ${temperature}`, probe, () => createActorPolicy(actor, { mode: 'sample', temperature, seed })));
     }
     const anySample = (id: string) => samples.some((solved) => solved.has(id));
     const tag = `t${temperature}`;
     for (const [group, tasks] of Object.entries(groups)) report(`exploration.pass_at_k.${tag}.${group}`, share(tasks, anySample), `ratio (k=${SAMPLES}, ${tasks.length} train tasks)`);
     report(`exploration.sample_success.${tag}`, samples.reduce((sum, solved) => sum + solved.size, 0) / SAMPLES / probe.length, `ratio (${probe.length} train tasks)`);
-    const found = probe.filter((t) => !greedy.solved.has(String(t.task_id)) && anySample(String(t.task_id))).length;
+    const found = probe.filter((t) => !greedy.has(String(t.task_id)) && anySample(String(t.task_id))).length;
     bench.push(`BENCH exploration.new_successes.${tag} ${found} tasks (greedy fails, one of ${SAMPLES} samples solves; of ${probe.length})`);
   }
 } finally {

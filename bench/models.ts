@@ -44,6 +44,7 @@ import { Critic } from '../models/critic';
 import { featurizeStates } from '../models/featurizer';
 import { accuracy, rocAuc } from '../models/metrics';
 import { Orm, outcomeState } from '../models/orm';
+import { recordingPolicy } from '../models/recordingPolicy';
 import { SeededRng, deriveSeed } from '../browser/rng';
 import type { ModelState } from '../models/state';
 import type { Objective } from '../models/train/examples';
@@ -84,18 +85,6 @@ interface Trajectory {
   success: boolean;
 }
 
-/** Wraps a policy to keep every (state, response) it sees, per episode. */
-function recording(policy: Policy, steps: Trajectory['steps']): Policy {
-  return {
-    name: policy.name,
-    async act(input) {
-      const output = await policy.act(input);
-      steps.push({ state: { intent: input.task.intent, history: [...input.history], observation: input.observation }, response: output.response });
-      return output;
-    },
-  };
-}
-
 const NOISE_LEVELS = [0.15, 0.3, 0.5];
 
 /** The oracle's plan, except that with probability `noise` (by task) a step is a random candidate (seeded per task and round). */
@@ -125,10 +114,10 @@ async function rollouts(label: string, tasks: readonly WebArenaTask[], policy: (
   const started = performance.now();
   const recorded = new Map<string, Trajectory['steps']>();
   const requests = tasks.map((task) => {
-    const steps: Trajectory['steps'] = [];
-    recorded.set(String(task.task_id), steps);
+    const recorder = recordingPolicy(policy(task));
+    recorded.set(String(task.task_id), recorder.rounds);
     const episodeTask: PolicyTask = toEpisodeTask(task, sites.urls);
-    return { task: episodeTask, policy: recording(policy(task), steps), environment, options: { maxSteps: MAX_STEPS } };
+    return { task: episodeTask, policy: recorder.policy, environment, options: { maxSteps: MAX_STEPS } };
   });
   // The pool reports in completion order; task order keeps the training data, and so the weights, seeded.
   const order = new Map(tasks.map((task, index) => [String(task.task_id), index]));

@@ -11,6 +11,7 @@ import type { EpisodeEnvironment } from '../../browser/contract';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import type { EpisodeRound } from '../../models/orm';
+import { recordingPolicy } from '../../models/recordingPolicy';
 import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
 import { withHeartbeats, type CampaignContext } from './context';
@@ -48,25 +49,6 @@ const INFRA_ATTEMPTS = 3;
 
 export class InfrastructureFailure extends Error {
   override name = 'InfrastructureFailure';
-}
-
-/** Wraps a policy so that every state it is shown, and its reply, is kept for training. */
-function recordingPolicy(inner: Policy): { policy: Policy; rounds: EpisodeRound[] } {
-  const rounds: EpisodeRound[] = [];
-  return {
-    rounds,
-    policy: {
-      name: inner.name,
-      async act(input) {
-        const output = await inner.act(input);
-        rounds.push({
-          state: { intent: input.task.intent, history: [...input.history], observation: input.observation },
-          response: output.response,
-        });
-        return output;
-      },
-    },
-  };
 }
 
 export function indexRow(record: TrajectoryRecord, trajectoryKey: string): TrajectoryIndexRow {
