@@ -17,6 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { demonstrationTasks } from '../activities/campaign/demonstrationTasks';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import type { Policy } from '../browser/policies/policy';
 import { BrowserPool } from '../browser/pool';
@@ -76,7 +77,7 @@ const report = (name: string, value: number, unit: string) => bench.push(`BENCH 
 
 try {
   // Phase 0 of a campaign with this seed: the same demonstration sample, epochs and batch size.
-  const demoTasks = new Rng(SEED).fork('demonstrations').sample(trainSplit, Number(flags['demo-tasks']));
+  const demoTasks = demonstrationTasks(trainSplit, Number(flags['demo-tasks']), SEED);
   const recorders = new Map(demoTasks.map((t) => [String(t.task_id), recordingPolicy(createOraclePolicy())]));
   const demonstrated = await rollOut('oracle demonstrations', demoTasks, (t) => recorders.get(String(t.task_id))!.policy);
   const records = demoTasks.filter((t) => demonstrated.has(String(t.task_id))).flatMap((t) => recorders.get(String(t.task_id))!.rounds);

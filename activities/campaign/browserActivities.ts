@@ -23,6 +23,7 @@ import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
 import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
+import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 import { mostPromisingTasks } from './mostPromisingTasks';
 
@@ -68,8 +69,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(scope, 'demonstrations', 'datasets'), async () => {
         const config = await ctx.config(scope.configKey);
         const train = ctx.split(config.campaign.environment.worldSeed, 'train');
-        const wanted = config.campaign.environment.demonstrationTasks;
-        const tasks = wanted > 0 && wanted < train.length ? new Rng(scope.seed).fork('demonstrations').sample(train, wanted) : train;
+        const tasks = demonstrationTasks(train, config.campaign.environment.demonstrationTasks, scope.seed);
         const oracle = await runTasks({
           ctx, runtime, config, tasks,
           prefix: ctx.key(scope, 'demonstrations', 'oracle') + '/',
