@@ -106,7 +106,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/8';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/9';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -235,16 +235,30 @@ interface StateContext {
 /** A word written capitalised or as a number: a name or a value, not the intent's phrasing. */
 const isName = (word: string) => /^[\p{Lu}\p{N}]/u.test(word);
 
-/** Up to 3 terms of the intent written in lower case (names are capitalised): "price", "add wish list". */
+/**
+ * A slot value written in lower case: a number, or an identifier joining words with "/", ".", "-" or "_"
+ * ("f/music", "create-react-app", "top-2", "$42.00").
+ */
+const isIdentifier = (word: string) => /\p{N}|[\p{L}\p{N}][/._-][\p{L}\p{N}]/u.test(word);
+
+/** The intent with its quoted spans blanked out: what it asks, without the values it asks about. */
+const unquoted = (intent: string) => quotedSpans(intent).reduce((text, span) => text.replace(span, ' '), intent);
+
+/**
+ * Up to 3 terms of the intent's phrasing: lower-case words outside quotes, not identifiers ("price",
+ * "add wish list"). Slot values must stay out: a task type per slot value ("search racing wheel") makes
+ * every type-crossed feature a feature of one task, which the actor memorises instead of generalising.
+ */
 function taskTypeWords(intent: string): string[] {
-  const words = intent.split(/\s+/).filter((word, i) => i === 0 || !isName(word));
+  const words = unquoted(intent)
+    .split(/\s+/)
+    .filter((word, i) => (i === 0 || !isName(word)) && !isIdentifier(word));
   return terms(words.join(' ')).slice(0, 3);
 }
 
 /** Words the intent is phrased with, not about: lower case (names are capitalised), outside quotes. */
 function phrasingWords(intent: string): Set<string> {
-  const unquoted = quotedSpans(intent).reduce((text, span) => text.replace(span, ' '), intent);
-  return new Set(tokenize(unquoted.split(/\s+/).filter((word) => !isName(word)).join(' ')));
+  return new Set(tokenize(unquoted(intent).split(/\s+/).filter((word) => !isName(word)).join(' ')));
 }
 
 /** A URL path segment as a feature: numbers as `#`, segments about the intent's words as `*`, else itself. */

@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/8');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/9');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
@@ -93,7 +93,7 @@ describe('rows', () => {
   });
 
   test('an argument row names the lower-case intent words around it, never quoted or capitalised ones', () => {
-    const s = state('Open the issue "Fix the settings page" in the photo-sorter project, then the Acme headphones');
+    const s = state('Open the first issue "Fix the settings page" in the photo-sorter project, then the Acme headphones');
     const rowIn = candidateRows(s);
     const featuresOf = (key: string) => new Set(rowIn(key));
     const project = featuresOf('do(action="Search", argument="photo-sorter", element="0")');
@@ -102,6 +102,21 @@ describe('rows', () => {
     assert.ok(!settings.has(featureIndex('anl|Search|page')), 'a word inside the quotes is content, not phrasing');
     const headphones = featuresOf('do(action="Search", argument="headphones", element="0")');
     assert.ok(headphones.has(featureIndex('ap|Search|word')) && !headphones.has(featureIndex('apl|Search|acme')), 'capitalised words are names');
+  });
+
+  test('the task type is the intent\'s phrasing, without its slot values', () => {
+    const typeFeatures = (intent: string) => {
+      const row = featurizeStates([state(intent)]);
+      return (word: string) => Array.from(row.indices).includes(featureIndex(`it|${word}`));
+    };
+    const search = typeFeatures('Search for "racing wheel"');
+    assert.ok(search('search') && !search('rac') && !search('wheel'), 'quoted values are content');
+    const stars = typeFeatures('How many stars does the budget-tracker project have?');
+    assert.ok(stars('many') && stars('star') && stars('project') && !stars('budget-tracker'), 'identifiers are names');
+    const subscribe = typeFeatures('Subscribe to f/movies');
+    assert.ok(subscribe('subscribe') && !subscribe('f') && !subscribe('movy'));
+    const price = typeFeatures('Change the price of Acme Headphones to $42.00');
+    assert.ok(price('change') && price('price') && !price('42.00'), 'numbers are values');
   });
 
   test('a select option row crosses the task type with the option words the intent lacks', () => {
