@@ -8,6 +8,12 @@
  *     experience can teach the actor anything;
  *   - campaign.overhead_ratio: campaign wall time / time during which at least one activity executed
  *     (parallel shards count once), i.e. what orchestration adds around the work.
+ *   - campaign.test_tasks_{gained,lost}.{curriculum,ablation}: test tasks the final phase solves and SFT
+ *     did not, and the reverse (mean over seeds): a net gain of 1 point can be 2 tasks gained or 12
+ *     gained and 10 lost;
+ *   - campaign.gain_over_sft.{curriculum,ablation}.{taught,untaught,heldout}: the gain on the test tasks
+ *     of templates phase 0 demonstrated, of the other train templates, and of templates no train task
+ *     has, in points of that group (mean over seeds), i.e. where a gain comes from.
  *   - campaign.history_max_events: the largest history of any run of a campaign of many tiny phases.
  * Each seed's ablation continues from its curriculum campaign's SFT phase (`--from`), so both arms
  * start from the same phase 0. Episodes are capped at --max-steps (12 here, WebRL uses 30) so that
@@ -19,9 +25,13 @@
  *   [--demo-tasks 60] [--max-steps 12] [--history-phases 20] [--reward orm|evaluator]
  */
 import { parseArgs } from 'node:util';
+import { demonstrationTasks } from '../activities/campaign/demonstrationTasks';
+import type { EvaluationResult } from '../activities/campaign/controlActivities';
 import { campaignWorkflowId, startCampaign, type ForkPoint } from '../campaign/control';
+import { readPhaseManifests } from '../campaign/manifest';
 import type { Config } from '../config/schema';
 import { parseConfig } from '../config/load';
+import { generateSplits } from '../env/tasks/generate';
 import { freePort } from '../infra/processes';
 import { startTestStack } from '../test/harness/stack';
 import { runWorkers } from '../workers/run';
@@ -106,7 +116,56 @@ async function runCampaign(config: Config, from?: ForkPoint): Promise<{ result: 
   return { result, wall, busy: covered(intervals), maxEvents };
 }
 
+const TEMPLATE_GROUPS = ['taught', 'untaught', 'heldout'] as const;
+type TemplateGroup = (typeof TEMPLATE_GROUPS)[number];
+
+/** Each test task's template group: demonstrated in phase 0, another train template, or none of the train split's. */
+function templateGroups(config: Config): Map<string, TemplateGroup> {
+  const { worldSeed, demonstrationTasks: wanted } = config.campaign.environment;
+  const splits = generateSplits(worldSeed);
+  const taught = new Set(demonstrationTasks(splits.train, wanted, config.campaign.seed).map((task) => task.intent_template_id));
+  const trained = new Set(splits.train.map((task) => task.intent_template_id));
+  const group = (template: number | undefined): TemplateGroup => (taught.has(template) ? 'taught' : trained.has(template) ? 'untaught' : 'heldout');
+  return new Map(splits.test.map((task) => [String(task.task_id), group(task.intent_template_id)]));
+}
+
+/** Which test tasks each published phase of a campaign solved (its evaluation, phase by phase). */
+async function solvedPerPhase(name: string): Promise<Map<string, boolean>[]> {
+  const manifests = await readPhaseManifests(stack.store, name);
+  return Promise.all(
+    manifests.map(async (manifest) => {
+      const evaluation = await stack.store.getJson<EvaluationResult>(manifest.data.artifacts.evaluation);
+      return new Map(evaluation.tasks.map((task) => [task.taskId, task.score > 0]));
+    }),
+  );
+}
+
+interface Turnover {
+  gained: number;
+  lost: number;
+  /** Per template group: tasks evaluated, solved at SFT, solved at the final phase. */
+  groups: Record<TemplateGroup, { tasks: number; sft: number; final: number }>;
+}
+
+/** Final phase against SFT, task by task. */
+function turnover(phases: Map<string, boolean>[], groups: Map<string, TemplateGroup>): Turnover {
+  const sft = phases[0]!;
+  const final = phases[phases.length - 1]!;
+  const result: Turnover = { gained: 0, lost: 0, groups: { taught: { tasks: 0, sft: 0, final: 0 }, untaught: { tasks: 0, sft: 0, final: 0 }, heldout: { tasks: 0, sft: 0, final: 0 } } };
+  for (const [taskId, solvedAtSft] of sft) {
+    const solvedAtEnd = final.get(taskId) ?? false;
+    if (solvedAtEnd && !solvedAtSft) result.gained++;
+    if (solvedAtSft && !solvedAtEnd) result.lost++;
+    const group = result.groups[groups.get(taskId)!];
+    group.tasks++;
+    group.sft += Number(solvedAtSft);
+    group.final += Number(solvedAtEnd);
+  }
+  return result;
+}
+
 const curves: Record<'on' | 'off', number[][]> = { on: [], off: [] };
+const turnovers: Record<'on' | 'off', Turnover[]> = { on: [], off: [] };
 // Rewarded and all rollouts of the RL phases (phase 0 probes train tasks for both arms).
 const rewarded: Record<'on' | 'off', { successes: number; trajectories: number }> = { on: { successes: 0, trajectories: 0 }, off: { successes: 0, trajectories: 0 } };
 let wall = 0;
@@ -130,6 +189,7 @@ try {
       const curve = run.result.history.map((h) => h.successRate);
       const arm = curriculum ? 'on' : 'off';
       curves[arm].push(curve);
+      turnovers[arm].push(turnover(await solvedPerPhase(name), templateGroups(config)));
       const rlPhases = run.result.history.filter((h) => h.phase > 0);
       for (const h of rlPhases) {
         rewarded[arm].successes += h.rolloutSuccesses;
@@ -173,6 +233,18 @@ if (seeds > 0) {
     const share = ({ successes, trajectories }: { successes: number; trajectories: number }) => (trajectories ? (100 * successes) / trajectories : 0).toFixed(2);
     console.log(`BENCH campaign.rewarded_rollouts.curriculum ${share(rewarded.on)} %`);
     console.log(`BENCH campaign.rewarded_rollouts.ablation ${share(rewarded.off)} %`);
+    const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
+    for (const [arm, label] of [['on', 'curriculum'], ['off', 'ablation']] as const) {
+      const runs = turnovers[arm];
+      console.log(`BENCH campaign.test_tasks_gained.${label} ${mean(runs.map((t) => t.gained)).toFixed(1)} tasks`);
+      console.log(`BENCH campaign.test_tasks_lost.${label} ${mean(runs.map((t) => t.lost)).toFixed(1)} tasks`);
+      for (const group of TEMPLATE_GROUPS) {
+        const counts = runs.map((t) => t.groups[group]);
+        const gain = mean(counts.map((c) => (c.tasks ? (100 * (c.final - c.sft)) / c.tasks : 0)));
+        const sizes = [...new Set(counts.map((c) => c.tasks))].join('/');
+        console.log(`BENCH campaign.gain_over_sft.${label}.${group} ${gain.toFixed(2)} points (${sizes} test tasks)`);
+      }
+    }
   }
   console.log(`BENCH campaign.overhead_ratio ${(wall / busy).toFixed(3)} x`);
 }
