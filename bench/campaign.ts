@@ -151,7 +151,8 @@ interface Turnover {
 function turnover(phases: Map<string, boolean>[], groups: Map<string, TemplateGroup>): Turnover {
   const sft = phases[0]!;
   const final = phases[phases.length - 1]!;
-  const result: Turnover = { gained: 0, lost: 0, groups: { taught: { tasks: 0, sft: 0, final: 0 }, untaught: { tasks: 0, sft: 0, final: 0 }, heldout: { tasks: 0, sft: 0, final: 0 } } };
+  const empty = () => ({ tasks: 0, sft: 0, final: 0 });
+  const result: Turnover = { gained: 0, lost: 0, groups: Object.fromEntries(TEMPLATE_GROUPS.map((group) => [group, empty()])) as Turnover['groups'] };
   for (const [taskId, solvedAtSft] of sft) {
     const solvedAtEnd = final.get(taskId) ?? false;
     if (solvedAtEnd && !solvedAtSft) result.gained++;
