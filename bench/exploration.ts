@@ -10,8 +10,20 @@
  *   - exploration.pass_at_k.t<T>.{taught,untaught}: share of tasks solved by at least one sample;
  *   - exploration.sample_success.t<T>: mean success of one sample;
  *   - exploration.new_successes.t<T>: tasks the greedy actor fails that some sample solves.
+ * With --ceiling it also bounds what experience on train tasks could add, whoever finds it: the
+ * oracle demonstrates train tasks, the actor is retrained as phase 0 trains it on its demonstrations
+ * plus those, and each actor runs greedy on the whole test split, split into tasks of taught
+ * templates, of untaught train templates, and of templates no train task has (about 45 more minutes
+ * on 2 cores):
+ *   - exploration.ceiling.sft: the phase-0 actor;
+ *   - exploration.ceiling.failures_prefix: plus the oracle's steps on the probe tasks the greedy actor
+ *     failed, all but each task's last step: the most that stepping-stone tasks leading the actor
+ *     through a failed task's pages could teach;
+ *   - exploration.ceiling.failures_full: plus every step of those tasks: a phase that solved every
+ *     probe task it failed;
+ *   - exploration.ceiling.taught_templates: plus every train task of the taught templates.
  * Run: node --import tsx bench/exploration.ts [--seed 1] [--demo-tasks 60] [--probe-tasks 90]
- *   [--samples 4] [--temperatures 1,2] [--max-steps 12] [--concurrency 2]
+ *   [--samples 4] [--temperatures 1,2] [--max-steps 12] [--concurrency 2] [--ceiling]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,6 +43,7 @@ import type { WebArenaTask } from '../env/tasks/schema';
 import { Actor } from '../models/actor';
 import { createActorPolicy } from '../models/actorPolicy';
 import { loadModel } from '../models/checkpoint';
+import type { EpisodeRound } from '../models/orm';
 import { recordingPolicy } from '../models/recordingPolicy';
 import { train } from '../models/train/trainer';
 
@@ -44,6 +57,7 @@ const { values: flags } = parseArgs({
     'max-steps': { type: 'string', default: '12' },
     concurrency: { type: 'string', default: '2' },
     'world-seed': { type: 'string', default: '2411' },
+    ceiling: { type: 'boolean', default: false },
   },
 });
 const SEED = Number(flags.seed);
@@ -55,8 +69,8 @@ const WORLD_SEED = Number(flags['world-seed']);
 const log = (message: string) => process.stderr.write(`[bench/exploration] ${message}\n`);
 const training = TrainingSchema.parse({});
 const sites = await startEmbeddedSites({ seed: WORLD_SEED });
-const { train: trainSplit } = generateSplits(WORLD_SEED);
-const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: trainSplit });
+const { train: trainSplit, test: testSplit } = generateSplits(WORLD_SEED);
+const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: [...trainSplit, ...testSplit] });
 const pool = await BrowserPool.start({ size: Number(flags.concurrency) });
 const work = await mkdtemp(join(tmpdir(), 'bench-exploration-'));
 
@@ -72,18 +86,28 @@ async function rollOut(label: string, tasks: readonly WebArenaTask[], policyFor:
   return solved;
 }
 
+/** The oracle's rounds (state, reply) on each task it solves, by task id, in task order (training reads them in this order). */
+async function demonstrate(label: string, tasks: readonly WebArenaTask[]): Promise<Map<string, EpisodeRound[]>> {
+  const recorders = new Map(tasks.map((t) => [String(t.task_id), recordingPolicy(createOraclePolicy())]));
+  const solved = await rollOut(label, tasks, (t) => recorders.get(String(t.task_id))!.policy);
+  return new Map(tasks.filter((t) => solved.has(String(t.task_id))).map((t) => [String(t.task_id), recorders.get(String(t.task_id))!.rounds]));
+}
+
+/** Trains the actor as a campaign's phase 0 does (its epochs and batch size) on these rounds. */
+async function trainActor(name: string, records: readonly EpisodeRound[]): Promise<Actor> {
+  const outPath = join(work, `${name}.onnx`);
+  await train({ objective: 'actor-sft', data: { records: [...records] }, outPath, seed: SEED, epochs: training.sftEpochs, batchSize: training.batchSize });
+  return new Actor(await loadModel(outPath, { kind: 'actor' }));
+}
+
 const bench: string[] = [];
 const report = (name: string, value: number, unit: string) => bench.push(`BENCH ${name} ${value.toFixed(3)} ${unit}`);
 
 try {
   // Phase 0 of a campaign with this seed: the same demonstration sample, epochs and batch size.
   const demoTasks = demonstrationTasks(trainSplit, Number(flags['demo-tasks']), SEED);
-  const recorders = new Map(demoTasks.map((t) => [String(t.task_id), recordingPolicy(createOraclePolicy())]));
-  const demonstrated = await rollOut('oracle demonstrations', demoTasks, (t) => recorders.get(String(t.task_id))!.policy);
-  const records = demoTasks.filter((t) => demonstrated.has(String(t.task_id))).flatMap((t) => recorders.get(String(t.task_id))!.rounds);
-  const actorPath = join(work, 'actor-sft.onnx');
-  await train({ objective: 'actor-sft', data: { records }, outPath: actorPath, seed: SEED, epochs: training.sftEpochs, batchSize: training.batchSize });
-  const actor = new Actor(await loadModel(actorPath, { kind: 'actor' }));
+  const records = [...(await demonstrate('oracle demonstrations', demoTasks)).values()].flat();
+  const actor = await trainActor('actor-sft', records);
 
   const demoIds = new Set(demoTasks.map((t) => t.task_id));
   const taughtTemplates = new Set(demoTasks.map((t) => t.intent_template_id));
@@ -113,6 +137,32 @@ try {
     report(`exploration.sample_success.${tag}`, samples.reduce((sum, solved) => sum + solved.size, 0) / SAMPLES / probe.length, `ratio (${probe.length} train tasks)`);
     const found = probe.filter((t) => !greedy.has(String(t.task_id)) && anySample(String(t.task_id))).length;
     bench.push(`BENCH exploration.new_successes.${tag} ${found} tasks (greedy fails, one of ${SAMPLES} samples solves; of ${probe.length})`);
+  }
+
+  if (flags.ceiling) {
+    const trainTemplates = new Set(trainSplit.map((t) => t.intent_template_id));
+    const testGroups = {
+      taught: testSplit.filter((t) => taughtTemplates.has(t.intent_template_id)),
+      untaught: testSplit.filter((t) => !taughtTemplates.has(t.intent_template_id) && trainTemplates.has(t.intent_template_id)),
+      heldout: testSplit.filter((t) => !trainTemplates.has(t.intent_template_id)),
+    };
+    const failed = probe.filter((t) => !greedy.has(String(t.task_id)));
+    const taughtTrainTasks = trainSplit.filter((t) => taughtTemplates.has(t.intent_template_id) && !demoIds.has(t.task_id));
+    const wanted = [...new Map([...failed, ...taughtTrainTasks].map((t) => [t.task_id, t])).values()];
+    const demonstrations = await demonstrate('oracle on the failed probe tasks and the taught templates', wanted);
+    const roundsOf = (tasks: readonly WebArenaTask[], keep: (rounds: EpisodeRound[]) => EpisodeRound[]) => tasks.flatMap((t) => keep(demonstrations.get(String(t.task_id)) ?? []));
+    const actors: [string, string, () => Promise<Actor>][] = [
+      ['sft', `${demoTasks.length} demonstration tasks`, async () => actor],
+      ['failures_prefix', `those and the ${failed.length} failed probe tasks but their last step`, () => trainActor('failures-prefix', [...records, ...roundsOf(failed, (r) => r.slice(0, -1))])],
+      ['failures_full', `those and the ${failed.length} failed probe tasks`, () => trainActor('failures-full', [...records, ...roundsOf(failed, (r) => r)])],
+      ['taught_templates', `those and ${taughtTrainTasks.length} more train tasks of the taught templates`, () => trainActor('taught-templates', [...records, ...roundsOf(taughtTrainTasks, (r) => r)])],
+    ];
+    for (const [name, trainedOn, load] of actors) {
+      const candidate = await load();
+      const solved = await rollOut(`${name}: greedy on the test split`, testSplit, () => createActorPolicy(candidate, { mode: 'greedy' }));
+      report(`exploration.ceiling.${name}`, share(testSplit, (id) => solved.has(id)), `ratio (${testSplit.length} test tasks; trained on ${trainedOn})`);
+      for (const [group, tasks] of Object.entries(testGroups)) report(`exploration.ceiling.${name}.${group}`, share(tasks, (id) => solved.has(id)), `ratio (${tasks.length} test tasks)`);
+    }
   }
 } finally {
   await pool.close();
