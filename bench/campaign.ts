@@ -36,6 +36,7 @@ import { freePort } from '../infra/processes';
 import { startTestStack } from '../test/harness/stack';
 import { runWorkers } from '../workers/run';
 import type { CampaignProgress } from '../workflows/campaignTypes';
+import { TEMPLATE_GROUPS, templateGroupOf, type TemplateGroup } from './templateGroups';
 
 const { values } = parseArgs({
   options: {
@@ -116,17 +117,12 @@ async function runCampaign(config: Config, from?: ForkPoint): Promise<{ result: 
   return { result, wall, busy: covered(intervals), maxEvents };
 }
 
-const TEMPLATE_GROUPS = ['taught', 'untaught', 'heldout'] as const;
-type TemplateGroup = (typeof TEMPLATE_GROUPS)[number];
-
-/** Each test task's template group: demonstrated in phase 0, another train template, or none of the train split's. */
+/** Each test task's template group for this campaign's phase 0. */
 function templateGroups(config: Config): Map<string, TemplateGroup> {
   const { worldSeed, demonstrationTasks: wanted } = config.campaign.environment;
   const splits = generateSplits(worldSeed);
-  const taught = new Set(demonstrationTasks(splits.train, wanted, config.campaign.seed).map((task) => task.intent_template_id));
-  const trained = new Set(splits.train.map((task) => task.intent_template_id));
-  const group = (template: number | undefined): TemplateGroup => (taught.has(template) ? 'taught' : trained.has(template) ? 'untaught' : 'heldout');
-  return new Map(splits.test.map((task) => [String(task.task_id), group(task.intent_template_id)]));
+  const groupOf = templateGroupOf(splits.train, demonstrationTasks(splits.train, wanted, config.campaign.seed));
+  return new Map(splits.test.map((task) => [String(task.task_id), groupOf(task)]));
 }
 
 /** Which test tasks each published phase of a campaign solved (its evaluation, phase by phase). */

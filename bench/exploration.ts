@@ -46,6 +46,7 @@ import { loadModel } from '../models/checkpoint';
 import type { EpisodeRound } from '../models/orm';
 import { recordingPolicy } from '../models/recordingPolicy';
 import { train } from '../models/train/trainer';
+import { TEMPLATE_GROUPS, templateGroupOf } from './templateGroups';
 
 const { values: flags } = parseArgs({
   options: {
@@ -140,12 +141,8 @@ try {
   }
 
   if (flags.ceiling) {
-    const trainTemplates = new Set(trainSplit.map((t) => t.intent_template_id));
-    const testGroups = {
-      taught: testSplit.filter((t) => taughtTemplates.has(t.intent_template_id)),
-      untaught: testSplit.filter((t) => !taughtTemplates.has(t.intent_template_id) && trainTemplates.has(t.intent_template_id)),
-      heldout: testSplit.filter((t) => !trainTemplates.has(t.intent_template_id)),
-    };
+    const groupOf = templateGroupOf(trainSplit, demoTasks);
+    const testGroups = TEMPLATE_GROUPS.map((group) => [group, testSplit.filter((t) => groupOf(t) === group)] as const);
     const failed = probe.filter((t) => !greedy.has(String(t.task_id)));
     const taughtTrainTasks = trainSplit.filter((t) => taughtTemplates.has(t.intent_template_id) && !demoIds.has(t.task_id));
     const wanted = [...new Map([...failed, ...taughtTrainTasks].map((t) => [t.task_id, t])).values()];
@@ -161,7 +158,7 @@ try {
       const candidate = await load();
       const solved = await rollOut(`${name}: greedy on the test split`, testSplit, () => createActorPolicy(candidate, { mode: 'greedy' }));
       report(`exploration.ceiling.${name}`, share(testSplit, (id) => solved.has(id)), `ratio (${testSplit.length} test tasks; trained on ${trainedOn})`);
-      for (const [group, tasks] of Object.entries(testGroups)) report(`exploration.ceiling.${name}.${group}`, share(tasks, (id) => solved.has(id)), `ratio (${tasks.length} test tasks)`);
+      for (const [group, tasks] of testGroups) report(`exploration.ceiling.${name}.${group}`, share(tasks, (id) => solved.has(id)), `ratio (${tasks.length} test tasks)`);
     }
   }
 } finally {
