@@ -13,12 +13,16 @@
  * With --ceiling it also bounds what experience on train tasks could add, whoever finds it: the
  * oracle demonstrates train tasks, the actor is retrained as phase 0 trains it on its demonstrations
  * plus those, and each actor runs greedy on the whole test split, split into tasks of taught
- * templates, of untaught train templates, and of templates no train task has (about 45 more minutes
+ * templates, of untaught train templates, and of templates no train task has (about 55 more minutes
  * on 2 cores):
  *   - exploration.ceiling.sft: the phase-0 actor;
- *   - exploration.ceiling.failures_prefix: plus the oracle's steps on the probe tasks the greedy actor
- *     failed, all but each task's last step: the most that stepping-stone tasks leading the actor
- *     through a failed task's pages could teach;
+ *   - exploration.ceiling.failures_navigation: plus the oracle's steps on the probe tasks the greedy
+ *     actor failed, up to its first arrival on the page where the task ends (the navigation alone);
+ *   - exploration.ceiling.failures_stepping_stones: the same steps as tasks of their own, "Open the
+ *     "<heading>" page" ending in an exit there: what navigation tasks made from a failed task's path
+ *     teach under their own wording;
+ *   - exploration.ceiling.failures_prefix: plus every step of those tasks but the last (the
+ *     navigation and the work on the final page, without the closing exit);
  *   - exploration.ceiling.failures_full: plus every step of those tasks: a phase that solved every
  *     probe task it failed;
  *   - exploration.ceiling.taught_templates: plus every train task of the taught templates.
@@ -32,6 +36,7 @@ import { parseArgs } from 'node:util';
 import { demonstrationTasks } from '../activities/campaign/demonstrationTasks';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import type { Policy } from '../browser/policies/policy';
+import { formatAction } from '../browser/grammar';
 import { BrowserPool } from '../browser/pool';
 import { deriveSeed } from '../browser/rng';
 import { TrainingSchema } from '../config/schema';
@@ -40,9 +45,11 @@ import { startEmbeddedSites } from '../env/embedded-sites';
 import { Rng } from '../env/random';
 import { generateSplits } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
+import { DONE } from '../env/tasks/template';
 import { Actor } from '../models/actor';
 import { createActorPolicy } from '../models/actorPolicy';
 import { loadModel } from '../models/checkpoint';
+import { canonicalObservation } from '../models/htmlObservation';
 import type { EpisodeRound } from '../models/orm';
 import { recordingPolicy } from '../models/recordingPolicy';
 import { train } from '../models/train/trainer';
@@ -101,6 +108,30 @@ async function trainActor(name: string, records: readonly EpisodeRound[]): Promi
   return new Actor(await loadModel(outPath, { kind: 'actor' }));
 }
 
+const pagePath = (round: EpisodeRound) => new URL(canonicalObservation(round.state.observation).url).pathname;
+
+/** The round at which the episode first reaches the page (URL path) of its last round: its navigation ends there. */
+function arrivalAtFinalPage(rounds: readonly EpisodeRound[]): number {
+  const final = rounds.at(-1);
+  return final ? rounds.findIndex((round) => pagePath(round) === pagePath(final)) : -1;
+}
+
+/**
+ * A failed task's navigation as a task of its own: "Open the "<heading>" page" (a page without a
+ * heading is named by the task's longest slot value, a product's page by the product), ending in an
+ * exit on arrival.
+ */
+function steppingStone(task: WebArenaTask, rounds: readonly EpisodeRound[]): EpisodeRound[] {
+  const arrival = arrivalAtFinalPage(rounds);
+  if (arrival <= 0) return [];
+  const destination = rounds[arrival]!.state;
+  const heading = canonicalObservation(destination.observation).title;
+  const slot = Object.values(task.instantiation_dict ?? {}).map(String).sort((a, b) => b.length - a.length)[0] ?? '';
+  const intent = heading ? `Open the "${heading}" page` : `Open the page of ${slot}`;
+  const relabel = (round: EpisodeRound): EpisodeRound => ({ ...round, state: { ...round.state, intent } });
+  return [...rounds.slice(0, arrival).map(relabel), { state: { ...destination, intent }, response: formatAction({ kind: 'exit', message: DONE }) }];
+}
+
 const bench: string[] = [];
 const report = (name: string, value: number, unit: string) => bench.push(`BENCH ${name} ${value.toFixed(3)} ${unit}`);
 
@@ -150,6 +181,8 @@ try {
     const roundsOf = (tasks: readonly WebArenaTask[], keep: (rounds: EpisodeRound[]) => EpisodeRound[]) => tasks.flatMap((t) => keep(demonstrations.get(String(t.task_id)) ?? []));
     const actors: [string, string, () => Promise<Actor>][] = [
       ['sft', `${demoTasks.length} demonstration tasks`, async () => actor],
+      ['failures_navigation', `those and the ${failed.length} failed probe tasks up to their final page`, () => trainActor('failures-navigation', [...records, ...roundsOf(failed, (r) => r.slice(0, Math.max(0, arrivalAtFinalPage(r))))])],
+      ['failures_stepping_stones', `those and the ${failed.length} failed probe tasks' navigation as "Open the ... page" tasks`, () => trainActor('failures-stepping-stones', [...records, ...failed.flatMap((t) => steppingStone(t, demonstrations.get(String(t.task_id)) ?? []))])],
       ['failures_prefix', `those and the ${failed.length} failed probe tasks but their last step`, () => trainActor('failures-prefix', [...records, ...roundsOf(failed, (r) => r.slice(0, -1))])],
       ['failures_full', `those and the ${failed.length} failed probe tasks`, () => trainActor('failures-full', [...records, ...roundsOf(failed, (r) => r)])],
       ['taught_templates', `those and ${taughtTrainTasks.length} more train tasks of the taught templates`, () => trainActor('taught-templates', [...records, ...roundsOf(taughtTrainTasks, (r) => r)])],
