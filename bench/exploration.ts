@@ -113,7 +113,9 @@ const pagePath = (round: EpisodeRound) => new URL(canonicalObservation(round.sta
 /** The round at which the episode first reaches the page (URL path) of its last round: its navigation ends there. */
 function arrivalAtFinalPage(rounds: readonly EpisodeRound[]): number {
   const final = rounds.at(-1);
-  return final ? rounds.findIndex((round) => pagePath(round) === pagePath(final)) : -1;
+  if (!final) return -1;
+  const finalPath = pagePath(final);
+  return rounds.findIndex((round) => pagePath(round) === finalPath);
 }
 
 /**
@@ -142,16 +144,16 @@ try {
   const actor = await trainActor('actor-sft', records);
 
   const demoIds = new Set(demoTasks.map((t) => t.task_id));
-  const taughtTemplates = new Set(demoTasks.map((t) => t.intent_template_id));
+  const groupOf = templateGroupOf(trainSplit, demoTasks);
   const probe = new Rng(SEED).fork('exploration-probe').sample(
     trainSplit.filter((t) => !demoIds.has(t.task_id)),
     Number(flags['probe-tasks']),
   );
   const groups = {
-    taught: probe.filter((t) => taughtTemplates.has(t.intent_template_id)),
-    untaught: probe.filter((t) => !taughtTemplates.has(t.intent_template_id)),
+    taught: probe.filter((t) => groupOf(t) === 'taught'),
+    untaught: probe.filter((t) => groupOf(t) === 'untaught'),
   };
-  log(`${demoTasks.length} demonstration tasks on ${taughtTemplates.size} templates; probe: ${groups.taught.length} tasks on taught templates, ${groups.untaught.length} on untaught ones`);
+  log(`${demoTasks.length} demonstration tasks on ${new Set(demoTasks.map((t) => t.intent_template_id)).size} templates; probe: ${groups.taught.length} tasks on taught templates, ${groups.untaught.length} on untaught ones`);
   const share = (tasks: readonly WebArenaTask[], solved: (id: string) => boolean) => tasks.filter((t) => solved(String(t.task_id))).length / Math.max(1, tasks.length);
 
   const greedy = await rollOut('greedy', probe, () => createActorPolicy(actor, { mode: 'greedy' }));
@@ -172,17 +174,17 @@ try {
   }
 
   if (flags.ceiling) {
-    const groupOf = templateGroupOf(trainSplit, demoTasks);
     const testGroups = TEMPLATE_GROUPS.map((group) => [group, testSplit.filter((t) => groupOf(t) === group)] as const);
     const failed = probe.filter((t) => !greedy.has(String(t.task_id)));
-    const taughtTrainTasks = trainSplit.filter((t) => taughtTemplates.has(t.intent_template_id) && !demoIds.has(t.task_id));
+    const taughtTrainTasks = trainSplit.filter((t) => groupOf(t) === 'taught' && !demoIds.has(t.task_id));
     const wanted = [...new Map([...failed, ...taughtTrainTasks].map((t) => [t.task_id, t])).values()];
     const demonstrations = await demonstrate('oracle on the failed probe tasks and the taught templates', wanted);
-    const roundsOf = (tasks: readonly WebArenaTask[], keep: (rounds: EpisodeRound[]) => EpisodeRound[]) => tasks.flatMap((t) => keep(demonstrations.get(String(t.task_id)) ?? []));
+    const roundsOf = (tasks: readonly WebArenaTask[], keep: (rounds: EpisodeRound[], task: WebArenaTask) => EpisodeRound[]) =>
+      tasks.flatMap((t) => keep(demonstrations.get(String(t.task_id)) ?? [], t));
     const actors: [string, string, () => Promise<Actor>][] = [
       ['sft', `${demoTasks.length} demonstration tasks`, async () => actor],
       ['failures_navigation', `those and the ${failed.length} failed probe tasks up to their final page`, () => trainActor('failures-navigation', [...records, ...roundsOf(failed, (r) => r.slice(0, Math.max(0, arrivalAtFinalPage(r))))])],
-      ['failures_stepping_stones', `those and the ${failed.length} failed probe tasks' navigation as "Open the ... page" tasks`, () => trainActor('failures-stepping-stones', [...records, ...failed.flatMap((t) => steppingStone(t, demonstrations.get(String(t.task_id)) ?? []))])],
+      ['failures_stepping_stones', `those and the ${failed.length} failed probe tasks' navigation as "Open the ... page" tasks`, () => trainActor('failures-stepping-stones', [...records, ...roundsOf(failed, (r, t) => steppingStone(t, r))])],
       ['failures_prefix', `those and the ${failed.length} failed probe tasks but their last step`, () => trainActor('failures-prefix', [...records, ...roundsOf(failed, (r) => r.slice(0, -1))])],
       ['failures_full', `those and the ${failed.length} failed probe tasks`, () => trainActor('failures-full', [...records, ...roundsOf(failed, (r) => r)])],
       ['taught_templates', `those and ${taughtTrainTasks.length} more train tasks of the taught templates`, () => trainActor('taught-templates', [...records, ...roundsOf(taughtTrainTasks, (r) => r)])],
