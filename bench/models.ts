@@ -290,7 +290,7 @@ try {
 
   report('models.train.actor_sft_s_per_1000_steps', sft.secondsPer1000, 's (batch 16 states)', 1);
   report('models.train.critic_s_per_1000_steps', critic.secondsPer1000, 's (batch 16 states)', 1);
-  report('models.train.orm_s_per_1000_steps', orm!.secondsPer1000, 's (batch 16 trajectories)', 1);
+  report('models.train.orm_s_per_1000_steps', orm!.secondsPer1000, 's (batch 16 rows: trajectories with or without their task type)', 1);
 
   const reference = outPath('actor-sft');
   const webrlSteps = trainTrajectories.flatMap((t) =>

@@ -81,6 +81,8 @@
  *   ott|how the title matches the intent (m below); onote|0/1 (a confirmation notice such as "You saved
  *   the page." or "Profile was successfully updated" is on the page), onotet|notice|typed|ending
  *   (typed: the episode typed some text), onotem|m of the notice.
+ * Built `withoutTaskType` (the ORM trainer's second view of each trajectory), a row has no T: every
+ * feature naming T or crossing its words is left out, the ORM targets' below included.
  *
  * ORM targets: what each element action acted on, as its page showed it (the history round's `target`,
  * actionTarget.ts: label, tag, rank among same-labelled twins, page URL, value). With K = the action's
@@ -151,7 +153,16 @@ class RowBuilder {
   readonly values: number[] = [];
   private readonly slots = new Map<number, number>();
 
-  constructor(private readonly width: number) {}
+  /** `taskType` is undefined for a row built without the task type (see featurizeOutcomes). */
+  constructor(
+    private readonly width: number,
+    private readonly taskType?: string,
+  ) {}
+
+  /** A feature crossed with the task type, `family|T|parts...`; left out when the row has no task type. */
+  addTyped(family: string, ...parts: (string | number)[]): void {
+    if (this.taskType !== undefined) this.add([family, this.taskType, ...parts].join('|'));
+  }
 
   add(name: string, value = 1): void {
     if (value === 0) return;
@@ -211,8 +222,8 @@ interface StateContext {
   intentWords: string[];
   /** Tokens of the intent's phrasing: words written in lower case, outside its quoted spans. */
   phrasingWords: Set<string>;
-  /** The task type as one string, and its words. */
-  taskType: string;
+  /** The task type as one string (undefined when features are built without it), and its words. */
+  taskType?: string;
   typeWords: string[];
   /** URL and title tokens that are not intent terms. */
   urlWords: string[];
@@ -275,7 +286,7 @@ function intentCoverage(intentTerms: readonly string[], tokens: readonly string[
   return quarters(share(intentTerms.filter((term) => tokens.includes(term)).length, intentTerms.length));
 }
 
-function stateContext(state: ModelState): StateContext {
+function stateContext(state: ModelState, withTaskType = true): StateContext {
   const observation = canonicalObservation(state.observation);
   const last = state.history[state.history.length - 1];
   const pastActions = state.history.flatMap((round) => (round.action ? [round.action] : []));
@@ -285,14 +296,14 @@ function stateContext(state: ModelState): StateContext {
   const titleTerms = terms(observation.title);
   const urls = [...new Set(urlTokens(observation.url).map(stem))];
   const segments = pathSegments(observation.url);
-  const typeWords = taskTypeWords(state.intent);
+  const typeWords = withTaskType ? taskTypeWords(state.intent) : [];
   return {
     intentTerms,
     intentSet,
     intentLower: state.intent.toLowerCase(),
     intentWords: tokenize(state.intent),
     phrasingWords: phrasingWords(state.intent),
-    taskType: typeWords.join(' ') || 'none',
+    taskType: withTaskType ? typeWords.join(' ') || 'none' : undefined,
     typeWords,
     urlWords: urls.filter((token) => !intentSet.has(token)),
     titleWords: titleTerms.filter((token) => !intentSet.has(token)),
@@ -391,19 +402,18 @@ function addAnswerLabel(row: RowBuilder, family: string, label: string | undefin
 }
 
 function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
-  const row = new RowBuilder(ACTOR_ROW_WIDTH);
+  const row = new RowBuilder(ACTOR_ROW_WIDTH, context.taskType);
   const action: Action = candidate.action;
   const k = action.kind;
-  const type = context.taskType;
   row.add(`k|${k}`);
   row.add(`kh|${k}|${context.lastKind}`);
   row.add(`ks|${k}|${context.step}`);
   if (context.pastKeys.has(candidate.key)) row.add(`rp|${k}`);
   for (const u of context.urlWords.slice(0, 6)) row.add(`ku|${k}|${u}`);
   for (const t of context.typeWords) row.add(`ki|${k}|${t}`);
-  row.add(`tk|${type}|${k}|${context.step}`);
-  row.add(`tp|${type}|${k}|${context.place}`);
-  row.add(`th|${type}|${k}|${context.lastKind}`);
+  row.addTyped('tk', k, context.step);
+  row.addTyped('tp', k, context.place);
+  row.addTyped('th', k, context.lastKind);
 
   const element = candidate.element;
   const elementWords = element ? elementTerms(element) : [];
@@ -420,13 +430,13 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
     row.add(`emn|${k}|${Math.min(3, matched)}`);
     row.add(`emf|${k}`, share(matched, elementWords.length));
     row.add(`emi|${k}`, share(matched, context.intentTerms.length));
-    row.add(`te|${type}|${k}|${Math.min(3, matched)}`);
+    row.addTyped('te', k, Math.min(3, matched));
     const label = elementLabel(element);
     if (label && context.intentLower.includes(label)) row.add(`ein|${k}`);
     if (elementWords.length > 0 && matched === elementWords.length) row.add(`eall|${k}`);
     for (const e of uiWords) {
       row.add(`ew|${k}|${e}`);
-      row.add(`tx|${type}|${k}|${e}`);
+      row.addTyped('tx', k, e);
     }
   }
 
@@ -444,7 +454,7 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
     const { before, after, literalBefore, literalAfter } = neighbours(context, argTokens);
     row.add(`ap|${k}|${before}`);
     row.add(`an|${k}|${after}`);
-    row.add(`ta|${type}|${k}|${candidate.source}|${before}`);
+    row.addTyped('ta', k, candidate.source, before);
     if (literalBefore) row.add(`apl|${k}|${literalBefore}`);
     if (literalAfter) row.add(`anl|${k}|${literalAfter}`);
     if (context.pastArguments.has(argument.toLowerCase())) row.add(`rpa|${k}`);
@@ -470,12 +480,12 @@ function actorRow(context: StateContext, candidate: Candidate): RowBuilder {
     for (const t of context.typeWords) row.add(`xi|${t}|${shape}`);
     const labelMatches = Math.min(3, addAnswerLabel(row, 'xl', candidate.label, context));
     row.add(`xlm|${labelMatches}`);
-    row.add(`txs|${type}|${candidate.source}|${shape}|${labelMatches}`);
+    row.addTyped('txs', candidate.source, shape, labelMatches);
     // A table cell is data; the text of a link or button is usually navigation.
     const place = candidate.cell ? 'cell' : context.elementTexts.has(message.trim()) ? 'control' : 'text';
     row.add(`xw|${place}`);
-    row.add(`txw|${type}|${place}|${labelMatches}`);
-    for (const l of terms(candidate.label ?? '').slice(0, 4)) row.add(`txl|${type}|${l}`);
+    row.addTyped('txw', place, labelMatches);
+    for (const l of terms(candidate.label ?? '').slice(0, 4)) row.addTyped('txl', l);
   }
 
   for (const t of context.typeWords) for (const e of uiWords.slice(0, 6)) row.add(`ex|${t}|${e}`);
@@ -512,9 +522,9 @@ function addStateFeatures(row: RowBuilder, state: ModelState, context: StateCont
   row.add(`ne|${n === 0 ? '0' : n < 10 ? '1-9' : n < 30 ? '10-29' : n < 100 ? '30-99' : '100+'}`);
   row.add(`tc|${context.titleCoverage}|${context.place}`);
   row.add(`uc|${context.urlCoverage}|${context.place}`);
-  row.add(`cg|${context.taskType}|${context.place}|${context.titleCoverage}|${context.urlCoverage}`);
-  row.add(`cgs|${context.taskType}|${context.place}|${context.step}`);
-  row.add(`cgl|${context.taskType}|${context.leaf}|${context.titleCoverage}`);
+  row.addTyped('cg', context.place, context.titleCoverage, context.urlCoverage);
+  row.addTyped('cgs', context.place, context.step);
+  row.addTyped('cgl', context.leaf, context.titleCoverage);
 }
 
 /**
@@ -537,8 +547,8 @@ function addPageVocabulary(row: RowBuilder, context: StateContext): void {
 export function featurizeStates(states: readonly ModelState[]): FeatureBatch {
   return toBatch(
     states.map((state) => {
-      const row = new RowBuilder(STATE_ROW_WIDTH);
       const context = stateContext(state);
+      const row = new RowBuilder(STATE_ROW_WIDTH, context.taskType);
       addStateFeatures(row, state, context);
       addPageVocabulary(row, context);
       return row;
@@ -547,9 +557,9 @@ export function featurizeStates(states: readonly ModelState[]): FeatureBatch {
   );
 }
 
-function ormRow(state: ModelState): RowBuilder {
-  const context = stateContext(state);
-  const row = new RowBuilder(STATE_ROW_WIDTH);
+function ormRow(state: ModelState, withTaskType: boolean): RowBuilder {
+  const context = stateContext(state, withTaskType);
+  const row = new RowBuilder(STATE_ROW_WIDTH, context.taskType);
   const last = state.history[state.history.length - 1]?.action;
   const exited = last?.kind === 'exit';
   const message = last?.kind === 'exit' ? last.message : '';
@@ -565,15 +575,15 @@ function ormRow(state: ModelState): RowBuilder {
   const signal = `${exited ? 1 : 0}${onPage ? 1 : 0}${Math.min(3, matches)}${context.titleCoverage}`;
   row.add(`olm|${Math.min(3, matches)}`);
   row.add(`og|${signal}`);
-  row.add(`ogt|${context.taskType}|${signal}`);
-  row.add(`ogu|${context.taskType}|${context.place}|${context.urlCoverage}|${shape}`);
-  row.add(`ogl|${context.taskType}|${context.leaf}|${exited ? shape : 'none'}`);
+  row.addTyped('ogt', signal);
+  row.addTyped('ogu', context.place, context.urlCoverage, shape);
+  row.addTyped('ogl', context.leaf, exited ? shape : 'none');
   if (exited) {
     const fixed = FIXED_ANSWERS.has(message.trim().toLowerCase());
-    row.add(`omsg|${context.taskType}|${fixed ? message.trim().toLowerCase() : shape}`);
+    row.addTyped('omsg', fixed ? message.trim().toLowerCase() : shape);
     // Answers that are the text of a link or button are usually navigation, not data.
     const chrome = context.elementTexts.has(message.trim());
-    row.add(`omel|${context.taskType}|${chrome ? 1 : 0}`);
+    row.addTyped('omel', chrome ? 1 : 0);
   }
   for (const t of context.typeWords) {
     row.add(`oi|${t}|${shape}`);
@@ -656,7 +666,6 @@ function targetEffect(target: ActionTarget, finalElements: readonly ObservedElem
 
 /** What the episode's element actions acted on (rounds with a target; see the ORM row above). */
 function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateContext): void {
-  const type = context.taskType;
   const verb = context.typeWords[0];
   const acted = state.history.flatMap((round) => (round.target && round.action && 'element' in round.action ? [{ action: round.action, target: round.target }] : []));
   const finalElements = canonicalObservation(state.observation).elements;
@@ -677,26 +686,26 @@ function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateCon
     row.add(`tmu|${k}|${match}|${urlCoverage}`);
     if (isVerb) row.add(`tv|${k}|${urlCoverage}`);
     for (const u of ui) {
-      row.add(`tu|${type}|${k}|${u}`);
-      row.add(`tul|${type}|${u}|${leaf}`);
-      if (target.of > 1) row.add(`tn|${type}|${u}|${Math.min(3, target.nth)}`);
+      row.addTyped('tu', k, u);
+      row.addTyped('tul', u, leaf);
+      if (target.of > 1) row.addTyped('tn', u, Math.min(3, target.nth));
     }
     if ('argument' in action) {
       const before = wordsBefore(context, action.argument);
       const named = before.some((word) => labelTerms.includes(word));
       row.add(`tf|${k}|${named ? 1 : 0}|${intentMatch(action.argument, context)}`);
-      for (const u of ui) row.add(`tfl|${type}|${u}|${named ? 1 : 0}`);
+      for (const u of ui) row.addTyped('tfl', u, named ? 1 : 0);
       typedAt = i;
     } else if (typedAt >= 0) clickedAfterTyping = true;
     if (i >= acted.length - 2) {
       const effect = targetEffect(target, finalElements);
       row.add(`tef|${k}|${effect}`);
       row.add(`tefv|${k}|${effect}|${isVerb ? 1 : 0}`);
-      for (const u of ui) row.add(`tefu|${type}|${u}|${effect}`);
+      for (const u of ui) row.addTyped('tefu', u, effect);
     }
     if (i === acted.length - 1) {
       row.add(`tz|${k}|${match}|${isVerb ? 1 : 0}|${urlCoverage}`);
-      for (const u of ui) row.add(`tzu|${type}|${u}`);
+      for (const u of ui) row.addTyped('tzu', u);
     }
   });
   row.add(`tcn|${Math.min(3, matching)}|${Math.min(3, acted.length)}`);
@@ -706,7 +715,14 @@ function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateCon
 /** Answers that say nothing about the page: the ORM sees them as themselves. */
 const FIXED_ANSWERS = new Set(['', 'n/a', 'done']);
 
-/** One row per finished episode (its outcome state, models/orm.ts): the ORM's input. */
-export function featurizeOutcomes(states: readonly ModelState[]): FeatureBatch {
-  return toBatch(states.map(ormRow), STATE_ROW_WIDTH);
+/**
+ * One row per finished episode (its outcome state, models/orm.ts): the ORM's input. `withoutTaskType`
+ * builds the rows as if the intent had no task type: every feature crossed with it is left out, and only
+ * what any task shows remains (the ORM trainer's second view of each trajectory, models/train/prepare.ts).
+ */
+export function featurizeOutcomes(states: readonly ModelState[], options: { withoutTaskType?: boolean } = {}): FeatureBatch {
+  return toBatch(
+    states.map((state) => ormRow(state, !options.withoutTaskType)),
+    STATE_ROW_WIDTH,
+  );
 }

@@ -7,7 +7,7 @@ import { candidateIndex, logSoftmax, ACTION_TOKENS } from '../actor';
 import { buildCandidates } from '../candidates';
 import { MODEL_SPECS, type ModelKind } from '../checkpoint';
 import { sigmoid } from '../engine';
-import { ACTOR_ROW_WIDTH, concatBatches, featurizeCandidates, featurizeOutcomes, featurizeStates, type FeatureBatch } from '../featurizer';
+import { ACTOR_ROW_WIDTH, concatBatches, featurizeCandidates, featurizeOutcomes, featurizeStates, STATE_ROW_WIDTH, type FeatureBatch } from '../featurizer';
 import { backward, emptyGradient, forward, type Gradient, type Network } from '../network';
 import type { ModelState } from '../state';
 import type { DemonstrationExample, ObjectiveData, WebRLStepExample } from './examples';
@@ -17,6 +17,8 @@ export interface PreparedTask {
   kind: ModelKind;
   /** Examples a step can draw. */
   size: number;
+  /** The training examples behind them, where each gives more than one (default: size). */
+  sourceExamples?: number;
   /** Examples dropped because their action is not among the actor's candidates. */
   skipped: number;
   lossAndGradient(network: Network, examples: readonly number[]): { loss: number; gradient: Gradient };
@@ -149,6 +151,17 @@ function prepareBinary(kind: 'critic' | 'orm', batch: FeatureBatch, labels: numb
   };
 }
 
+/**
+ * The ORM learns each trajectory twice: as its row, and as its row without the task type. The second view
+ * makes the generic evidence (answer on the page, form sent, confirmation notice) carry a verdict by
+ * itself, where the first lets type-crossed features explain the label away; that evidence is all the ORM
+ * has on a task type it never saw (bench:models, held-out trajectories of unseen templates).
+ */
+function prepareOutcomes(states: readonly ModelState[], labels: number[]): PreparedTask {
+  const rows = concatBatches([featurizeOutcomes(states), featurizeOutcomes(states, { withoutTaskType: true })], STATE_ROW_WIDTH);
+  return { ...prepareBinary('orm', rows, [...labels, ...labels]), sourceExamples: labels.length };
+}
+
 /** min(v1, v2) of each state, by the critic network (TypeScript forward). */
 function minValues(critic: Network, states: readonly ModelState[]): number[] {
   if (states.length === 0) return [];
@@ -205,6 +218,6 @@ export function prepareTask(data: ObjectiveData, frozen: FrozenModels, rule: Bet
     case 'critic':
       return prepareBinary('critic', featurizeStates(data.examples.map((e) => e.state)), data.examples.map((e) => (e.mcReturn > 0 ? 1 : 0)));
     case 'orm':
-      return prepareBinary('orm', featurizeOutcomes(data.examples.map((e) => e.state)), data.examples.map((e) => (e.success ? 1 : 0)));
+      return prepareOutcomes(data.examples.map((e) => e.state), data.examples.map((e) => (e.success ? 1 : 0)));
   }
 }

@@ -182,7 +182,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
   if (cursor.step < totalSteps) return { status: 'stopped', step: cursor.step, totalSteps, statePath, metrics: { recentLoss } };
 
   hooks.onProgress?.({ phase: 'saving', step: cursor.step, totalSteps });
-  const metrics = { recentLoss, ...task.evaluate(network), examples: task.size, skippedExamples: task.skipped };
+  const metrics = { recentLoss, ...task.evaluate(network), examples: task.sourceExamples ?? task.size, skippedExamples: task.skipped };
   const card = await saveModel(job.outPath, network, {
     kind: task.kind,
     seed: job.seed,
@@ -190,7 +190,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
       data: job.dataRefs ?? ('path' in job.data ? [job.data.path] : []),
       objective: job.objective,
       steps: totalSteps,
-      examples: task.size,
+      examples: task.sourceExamples ?? task.size,
       hyperparameters: { batchSize, learningRate, hidden: network.shape.hidden, betaLow: rule.low, betaHigh: rule.high, ...DEFAULT_ADAM },
       ...(initPath ? { initialisedFrom: (job.init ? job.modelRefs?.init : job.modelRefs?.reference) ?? initPath } : {}),
       ...(job.reference ? { reference: job.modelRefs?.reference ?? job.reference } : {}),

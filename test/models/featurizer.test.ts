@@ -159,6 +159,26 @@ describe('rows', () => {
     assert.ok(outcome(finalPage('Oral Care', 'Profile was successfully updated')).has(featureIndex('onote|1')));
     assert.ok(outcome(finalPage('Oral Care', 'Saved addresses')).has(featureIndex('onote|0')), 'a heading with the word is no notice');
   });
+
+  test('an ORM row without the task type is the row less its type-crossed features, whatever the type', () => {
+    const finished = (intent: string): ModelState => ({
+      intent,
+      history: [{ response: 'do(action="Select Dropdown Option", argument="France", element="1")', action: { kind: 'Select Dropdown Option', element: 1, argument: 'France' } }],
+      observation: formPage,
+    });
+    const features = (s: ModelState, withoutTaskType: boolean) => {
+      const row = featurizeOutcomes([s], { withoutTaskType });
+      return new Map(Array.from(row.indices, (index, i) => [index, row.values[i]!] as const).filter(([index]) => index !== 0));
+    };
+    const change = finished('Change the country to "France"');
+    const blind = features(change, true);
+    const full = features(change, false);
+    assert.ok(full.has(featureIndex('it|country')) && full.has(featureIndex('cgs|change country|account|1')));
+    assert.ok(!blind.has(featureIndex('it|country')) && !blind.has(featureIndex('cgs|change country|account|1')));
+    for (const [index, value] of blind) assert.equal(full.get(index), value, 'every feature of the blind row is in the full row');
+    assert.ok(blind.size >= full.size / 2, 'the generic evidence stays');
+    assert.deepEqual(features(finished('Set the shipping country to "France"'), true), blind);
+  });
 });
 
 describe('candidates', () => {
