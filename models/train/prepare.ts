@@ -158,8 +158,11 @@ function prepareBinary(kind: 'critic' | 'orm', batch: FeatureBatch, labels: numb
  * has on a task type it never saw (bench:models, held-out trajectories of unseen templates).
  */
 function prepareOutcomes(states: readonly ModelState[], labels: number[]): PreparedTask {
-  const rows = concatBatches([featurizeOutcomes(states), featurizeOutcomes(states, { withoutTaskType: true })], STATE_ROW_WIDTH);
-  return { ...prepareBinary('orm', rows, [...labels, ...labels]), sourceExamples: labels.length };
+  const rows = featurizeOutcomes(states);
+  const both = concatBatches([rows, featurizeOutcomes(states, { withoutTaskType: true })], STATE_ROW_WIDTH);
+  // The card's metrics are of the rows the ORM reads when it judges.
+  const { evaluate } = prepareBinary('orm', rows, labels);
+  return { ...prepareBinary('orm', both, [...labels, ...labels]), sourceExamples: labels.length, evaluate };
 }
 
 /** min(v1, v2) of each state, by the critic network (TypeScript forward). */
