@@ -190,7 +190,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
       data: job.dataRefs ?? ('path' in job.data ? [job.data.path] : []),
       objective: job.objective,
       steps: totalSteps,
-      examples: task.sourceExamples ?? task.size,
+      examples: metrics.examples,
       hyperparameters: { batchSize, learningRate, hidden: network.shape.hidden, betaLow: rule.low, betaHigh: rule.high, ...DEFAULT_ADAM },
       ...(initPath ? { initialisedFrom: (job.init ? job.modelRefs?.init : job.modelRefs?.reference) ?? initPath } : {}),
       ...(job.reference ? { reference: job.modelRefs?.reference ?? job.reference } : {}),
