@@ -11,7 +11,9 @@
  *    agent's labelled trajectories), accuracy against the evaluator's labels on the held-out
  *    (test-task) trajectories of step 2 (SFT + oracle + random), overall, per policy, and split by
  *    whether the task's template had train tasks (held-out templates have none); each figure is the
- *    mean over --orm-seeds ORM training runs on the same trajectories (its unit gives the range).
+ *    mean over --orm-seeds ORM training runs on the same trajectories (its unit gives the range). Each
+ *    ORM judges with the unseen-task-type correction its training chose by cross-validation on the
+ *    train trajectories alone (models/train/unseenTypeCalibration.ts); the offset is reported.
  * 4. Critic: trained on Monte-Carlo-return labels (gamma 0.9) of the train-task trajectories, ROC AUC
  *    on the held-out states.
  * 5. Batched onnxruntime throughput of the actor (candidate rows/s, featurizing excluded) and of the
@@ -37,6 +39,7 @@ import { startEmbeddedSites } from '../env/embedded-sites';
 import { generateSplits } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { Actor, candidateBatch } from '../models/actor';
+import { CALIBRATION_FITS } from '../models/train/unseenTypeCalibration';
 import { createActorPolicy } from '../models/actorPolicy';
 import { buildCandidates } from '../models/candidates';
 import { loadModel } from '../models/checkpoint';
@@ -160,14 +163,19 @@ function mcReturns(trajectory: Trajectory): number[] {
   return trajectory.steps.map((_, t) => reward * 0.9 ** (trajectory.steps.length - 1 - t));
 }
 
-/** Trains in-process, timing the training steps alone (not loading, featurizing up front or saving). */
-async function timedTrain(job: TrainingJob): Promise<{ secondsPer1000: number; metrics: Record<string, number> }> {
+/**
+ * Trains in-process, timing the training steps alone (not loading, featurizing up front or saving), and
+ * an ORM's unseen-type calibration (from the last step to saving) apart.
+ */
+async function timedTrain(job: TrainingJob): Promise<{ secondsPer1000: number; calibrationSeconds: number; metrics: Record<string, number> }> {
   let first = 0;
   let last = 0;
   let firstStep = 0;
   let lastStep = 0;
+  let calibrationSeconds = 0;
   const result = await train(job, {
     onProgress: (progress) => {
+      if (progress.phase === 'saving' && last > 0) calibrationSeconds = (performance.now() - last) / 1000;
       if (progress.phase !== 'training') return;
       if (first === 0) {
         first = performance.now();
@@ -178,7 +186,7 @@ async function timedTrain(job: TrainingJob): Promise<{ secondsPer1000: number; m
     },
   });
   const steps = Math.max(1, lastStep - firstStep);
-  return { secondsPer1000: ((last - first) / steps / 1000) * 1000, metrics: result.metrics };
+  return { secondsPer1000: ((last - first) / steps / 1000) * 1000, calibrationSeconds, metrics: result.metrics };
 }
 
 const outPath = (objective: Objective) => join(work, `${objective}.onnx`);
@@ -221,6 +229,7 @@ try {
   const members = groups.map(([name, member]): [string, number[]] => [name, heldOut.flatMap((t, i) => (member(t, i) ? [i] : []))]);
   const scores = new Map<string, number[]>(groups.map(([name]) => [name, []]));
   let orm: Awaited<ReturnType<typeof timedTrain>> | undefined;
+  const calibrations: Record<string, number>[] = [];
   for (let k = 0; k < ORM_SEEDS; k++) {
     const run = await timedTrain({
       objective: 'orm',
@@ -231,6 +240,7 @@ try {
       batchSize: 16,
     });
     orm ??= run;
+    calibrations.push(run.metrics);
     const verdicts = await new Orm(await loadModel(outPath('orm'), { kind: 'orm' })).judge(heldOut.map((t) => t.final));
     for (const [name, picked] of members) {
       scores.get(name)!.push(
@@ -247,6 +257,12 @@ try {
     const spread = `${Math.min(...runs).toFixed(3)}-${Math.max(...runs).toFixed(3)}`;
     report(`models.orm.heldout_accuracy${name}`, mean(runs), `ratio (${picked.length} held-out trajectories, ${picked.filter((t) => t.success).length} successful; mean of ${ORM_SEEDS} ORM seeds, ${spread})`);
   }
+  // The unseen-type correction each ORM run chose by cross-validation on its train trajectories.
+  const offsets = calibrations.map((m) => m.unseenTypeLogitOffset ?? 0);
+  report('models.orm.unseen_type_logit_offset', mean(offsets), `logit (mean of ${ORM_SEEDS} ORM seeds, ${Math.min(...offsets)}-${Math.max(...offsets)})`, 2);
+  const cvUnit = `ratio (train trajectories judged by fold models that never saw their task type; mean of ${ORM_SEEDS} ORM seeds)`;
+  report('models.orm.unseen_type_cv_accuracy.uncorrected', mean(calibrations.map((m) => m.unseenTypeCvAccuracy ?? 0)), cvUnit);
+  report('models.orm.unseen_type_cv_accuracy.corrected', mean(calibrations.map((m) => m.unseenTypeCvAccuracyCalibrated ?? 0)), cvUnit);
 
   const critic = await timedTrain({
     objective: 'critic',
@@ -291,6 +307,7 @@ try {
   report('models.train.actor_sft_s_per_1000_steps', sft.secondsPer1000, 's (batch 16 states)', 1);
   report('models.train.critic_s_per_1000_steps', critic.secondsPer1000, 's (batch 16 states)', 1);
   report('models.train.orm_s_per_1000_steps', orm!.secondsPer1000, 's (batch 16 rows: trajectories with or without their task type)', 1);
+  report('models.train.orm_calibration_s', orm!.calibrationSeconds, `s (per ORM run: the unseen-type cross-validation's ${CALIBRATION_FITS} fold models)`, 1);
 
   const reference = outPath('actor-sft');
   const webrlSteps = trainTrajectories.flatMap((t) =>

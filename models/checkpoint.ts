@@ -62,10 +62,12 @@ const cardSchema = z.object({
     critic: z.string().optional(),
   }),
   metrics: z.record(z.string(), z.number()),
+  /** ORM only: the correction for task types it never trained on (models/train/unseenTypeCalibration.ts). */
+  calibration: z.object({ knownTaskTypes: z.array(z.string()), unseenTypeLogitOffset: z.number() }).optional(),
 });
 
 export type ModelCard = z.infer<typeof cardSchema>;
-export type CardInput = Pick<ModelCard, 'kind' | 'seed' | 'training' | 'metrics'>;
+export type CardInput = Pick<ModelCard, 'kind' | 'seed' | 'training' | 'metrics' | 'calibration'>;
 
 export interface EncodedModel {
   onnx: Uint8Array;
@@ -97,6 +99,7 @@ export function encodeModel(network: Network, input: CardInput): EncodedModel {
     seed: input.seed,
     training: input.training,
     metrics: input.metrics,
+    ...(input.calibration ? { calibration: input.calibration } : {}),
   };
   return { onnx, card };
 }

@@ -69,7 +69,9 @@
  * ORM row (STATE_ROW_WIDTH): outcome features, then targets, then the state row without its page
  * vocabulary (no page words at all: see addPageVocabulary):
  *   oexit (the last action is exit), oshape|answer shape, oc|share of message terms in I (quarters),
- *   opage (message in the final page text), oin (message in the intent), olm|m and og|exit,page,m,tc and
+ *   opage (message in the final page text), oin (message in the intent), oask|q|reply|opage with q = ask
+ *   (the intent ends with "?") or do, reply = `none` without an exit, else the message for "", "n/a",
+ *   "done", else its shape; olm|m and og|exit,page,m,tc and
  *   ogt|T|(same) with m = the most intent terms in a label of the message on the page (the segment
  *   before it, or the rest of its own segment; capped 3), ogu|T|place|uc|shape, ogl|T|leaf|shape;
  *   after an exit omsg|T|message for "", "n/a", "done" (else |shape) and omel|T|0/1 (the message is the
@@ -108,7 +110,7 @@ import { canonicalObservation } from './htmlObservation';
 import type { ModelState } from './state';
 import { answerShape, isStopWord, pageTextSegments, pathSegments, quotedSpans, stem, terms, tokenize, urlTokens } from './text';
 
-export const FEATURIZER_VERSION = 'webrl-hashed-features/9';
+export const FEATURIZER_VERSION = 'webrl-hashed-features/10';
 export const FEATURE_BITS = 18;
 export const FEATURE_DIM = 2 ** FEATURE_BITS;
 export const ACTOR_ROW_WIDTH = 128;
@@ -267,6 +269,11 @@ function taskTypeWords(intent: string): string[] {
   return terms(words.join(' ')).slice(0, 3);
 }
 
+/** The task type as one string, as type-crossed features carry it ("none" when the intent has no such words). */
+export function taskType(intent: string): string {
+  return taskTypeWords(intent).join(' ') || 'none';
+}
+
 /** Words the intent is phrased with, not about: lower case (names are capitalised), outside quotes. */
 function phrasingWords(intent: string): Set<string> {
   return new Set(tokenize(unquoted(intent).split(/\s+/).filter((word) => !isName(word)).join(' ')));
@@ -303,7 +310,7 @@ function stateContext(state: ModelState, withTaskType = true): StateContext {
     intentLower: state.intent.toLowerCase(),
     intentWords: tokenize(state.intent),
     phrasingWords: phrasingWords(state.intent),
-    taskType: withTaskType ? typeWords.join(' ') || 'none' : undefined,
+    taskType: withTaskType ? taskType(state.intent) : undefined,
     typeWords,
     urlWords: urls.filter((token) => !intentSet.has(token)),
     titleWords: titleTerms.filter((token) => !intentSet.has(token)),
@@ -571,6 +578,10 @@ function ormRow(state: ModelState, withTaskType: boolean): RowBuilder {
   const onPage = message !== '' && context.pageLower.includes(message.toLowerCase());
   if (onPage) row.add('opage');
   if (message && context.intentLower.includes(message.toLowerCase())) row.add('oin');
+  // Whether the reply fits the request: a question ("Who posted ...?") wants an answer, not "Done".
+  const asks = /\?\s*$/.test(state.intent) ? 'ask' : 'do';
+  const reply = exited ? (FIXED_ANSWERS.has(message.trim().toLowerCase()) ? message.trim().toLowerCase() : shape) : 'none';
+  row.add(`oask|${asks}|${reply}|${onPage ? 1 : 0}`);
   const { label, matches } = answerLabel(context, message);
   const signal = `${exited ? 1 : 0}${onPage ? 1 : 0}${Math.min(3, matches)}${context.titleCoverage}`;
   row.add(`olm|${Math.min(3, matches)}`);
@@ -579,8 +590,7 @@ function ormRow(state: ModelState, withTaskType: boolean): RowBuilder {
   row.addTyped('ogu', context.place, context.urlCoverage, shape);
   row.addTyped('ogl', context.leaf, exited ? shape : 'none');
   if (exited) {
-    const fixed = FIXED_ANSWERS.has(message.trim().toLowerCase());
-    row.addTyped('omsg', fixed ? message.trim().toLowerCase() : shape);
+    row.addTyped('omsg', reply);
     // Answers that are the text of a link or button are usually navigation, not data.
     const chrome = context.elementTexts.has(message.trim());
     row.addTyped('omel', chrome ? 1 : 0);

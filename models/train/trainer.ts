@@ -10,16 +10,17 @@
  * them from the final state.
  */
 import { readFile } from 'node:fs/promises';
-import { FEATURIZER_VERSION } from '../featurizer';
+import { FEATURIZER_VERSION, featurizeOutcomes } from '../featurizer';
 import { DEFAULT_HIDDEN, MODEL_SPECS, fileExists, networkShape, saveModel, sha256, type ModelCard } from '../checkpoint';
-import { createNetwork, type Network } from '../network';
+import { createNetwork, forward, type Network } from '../network';
 import { importOnnx } from '../onnxGraph';
 import { SeededRng, deriveSeed } from '../../browser/rng';
 import { loadExamples, type ExampleSource, type Objective } from './examples';
 import { WEBRL_BETA, type BetaRule } from './objectives';
 import { adamStep, createAdamState, DEFAULT_ADAM, type AdamState } from './optimizer';
-import { prepareTask, type FrozenModels } from './prepare';
+import { prepareTask, type FrozenModels, type PreparedTask } from './prepare';
 import { readTrainingState, writeTrainingState, type TrainingCursor } from './trainingState';
+import { CALIBRATION_FITS, calibrateUnseenTypes, type CalibrationOutcome, type FoldFit } from './unseenTypeCalibration';
 
 export interface TrainingJob {
   objective: Objective;
@@ -55,7 +56,8 @@ export interface TrainingJob {
 }
 
 export interface TrainingProgress {
-  phase: 'preparing' | 'training' | 'saving';
+  /** `calibrating`: an ORM's unseen-type calibration, counting its fold models (unseenTypeCalibration.ts). */
+  phase: 'preparing' | 'training' | 'calibrating' | 'saving';
   step: number;
   totalSteps: number;
   /** The last step's loss. */
@@ -89,6 +91,28 @@ const RECENT_LOSSES = 20;
 
 async function fileDigest(path: string | undefined): Promise<string | null> {
   return path ? sha256(await readFile(path)) : null;
+}
+
+function startCursor(size: number, seed: number): TrainingCursor {
+  const rng = new SeededRng(deriveSeed(seed, 'order'));
+  return { step: 0, order: rng.permutation(size), position: 0, rngState: rng.getState(), recentLosses: [] };
+}
+
+/** One Adam step on the next batch of the cursor's data order (a new permutation when one is used up). */
+function trainStep(task: PreparedTask, network: Network, adam: AdamState, cursor: TrainingCursor, rng: SeededRng, batchSize: number, learningRate: number): number {
+  const examples: number[] = [];
+  while (examples.length < Math.min(batchSize, task.size)) {
+    if (cursor.position >= cursor.order.length) {
+      cursor.order = rng.permutation(task.size);
+      cursor.position = 0;
+    }
+    examples.push(cursor.order[cursor.position++]!);
+  }
+  cursor.rngState = rng.getState();
+  const { loss, gradient } = task.lossAndGradient(network, examples);
+  adamStep(network, adam, gradient, { learningRate, ...DEFAULT_ADAM });
+  cursor.step++;
+  return loss;
 }
 
 async function loadNetwork(path: string, what: string): Promise<Network> {
@@ -150,8 +174,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
     network = initPath ? await loadNetwork(initPath, 'initial model') : createNetwork(networkShape(task.kind, hidden), deriveSeed(job.seed, 'init'));
     if (network.shape.outputs !== MODEL_SPECS[task.kind].outputs) throw new Error(`the initial model does not have a ${task.kind}'s ${MODEL_SPECS[task.kind].outputs} output(s)`);
     adam = createAdamState(network);
-    const rng = new SeededRng(deriveSeed(job.seed, 'order'));
-    cursor = { step: 0, order: rng.permutation(task.size), position: 0, rngState: rng.getState(), recentLosses: [] };
+    cursor = startCursor(task.size, job.seed);
   }
 
   const checkpoint = async () => {
@@ -161,18 +184,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
   const stopAt = Math.min(totalSteps, job.stopAfterStep ?? totalSteps);
   const rng = SeededRng.fromState(cursor.rngState);
   while (cursor.step < stopAt) {
-    const examples: number[] = [];
-    while (examples.length < Math.min(batchSize, task.size)) {
-      if (cursor.position >= cursor.order.length) {
-        cursor.order = rng.permutation(task.size);
-        cursor.position = 0;
-      }
-      examples.push(cursor.order[cursor.position++]!);
-    }
-    cursor.rngState = rng.getState();
-    const { loss, gradient } = task.lossAndGradient(network, examples);
-    adamStep(network, adam, gradient, { learningRate, ...DEFAULT_ADAM });
-    cursor.step++;
+    const loss = trainStep(task, network, adam, cursor, rng, batchSize, learningRate);
     cursor.recentLosses = [...cursor.recentLosses, loss].slice(-RECENT_LOSSES);
     hooks.onProgress?.({ phase: 'training', step: cursor.step, totalSteps, loss });
     if (cursor.step % checkpointEvery === 0 || cursor.step === stopAt) await checkpoint();
@@ -181,8 +193,26 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
   const recentLoss = cursor.recentLosses.reduce((a, b) => a + b, 0) / Math.max(1, cursor.recentLosses.length);
   if (cursor.step < totalSteps) return { status: 'stopped', step: cursor.step, totalSteps, statePath, metrics: { recentLoss } };
 
+  let calibrated: CalibrationOutcome | undefined;
+  if (data.objective === 'orm') {
+    // The fold models train as this one did: same hyper-parameters, the same number of epochs.
+    let fits = 0;
+    const fitFold: FoldFit = (examples, judged, seed) => {
+      const foldTask = prepareTask({ objective: 'orm', examples }, {}, rule);
+      const foldNetwork = createNetwork(networkShape('orm', network.shape.hidden), deriveSeed(seed, 'init'));
+      const foldAdam = createAdamState(foldNetwork);
+      const foldCursor = startCursor(foldTask.size, seed);
+      const foldRng = SeededRng.fromState(foldCursor.rngState);
+      const steps = Math.max(1, Math.round((totalSteps * foldTask.size) / task.size));
+      while (foldCursor.step < steps) trainStep(foldTask, foldNetwork, foldAdam, foldCursor, foldRng, batchSize, learningRate);
+      hooks.onProgress?.({ phase: 'calibrating', step: ++fits, totalSteps: CALIBRATION_FITS });
+      return Array.from(forward(foldNetwork, featurizeOutcomes(judged.map((example) => example.state))).logits);
+    };
+    calibrated = calibrateUnseenTypes(data.examples, job.seed, fitFold);
+  }
+
   hooks.onProgress?.({ phase: 'saving', step: cursor.step, totalSteps });
-  const metrics = { recentLoss, ...task.evaluate(network), examples: task.sourceExamples ?? task.size, skippedExamples: task.skipped };
+  const metrics = { recentLoss, ...task.evaluate(network), ...calibrated?.metrics, examples: task.sourceExamples ?? task.size, skippedExamples: task.skipped };
   const card = await saveModel(job.outPath, network, {
     kind: task.kind,
     seed: job.seed,
@@ -197,6 +227,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
       ...(job.critic ? { critic: job.modelRefs?.critic ?? job.critic } : {}),
     },
     metrics,
+    ...(calibrated ? { calibration: calibrated.calibration } : {}),
   });
   return { status: 'completed', step: cursor.step, totalSteps, statePath, card, metrics };
 }

@@ -48,7 +48,7 @@ function candidateRows(s: ModelState): (key: string) => Int32Array {
 
 describe('hashing', () => {
   test('is fixed: these indices only change with a new FEATURIZER_VERSION', () => {
-    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/9');
+    assert.equal(FEATURIZER_VERSION, 'webrl-hashed-features/10');
     assert.equal(FEATURE_DIM, 2 ** 18);
     assert.deepEqual(['k|Click', 'it|price', 'b'].map(featureIndex), [125600, 236189, 33508]);
   });
