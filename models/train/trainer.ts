@@ -7,7 +7,9 @@
  * `stopAfterStep`, the loop writes a training-state file (weights, Adam moments, step, RNG state, data
  * order); with `resume` a later run continues from it and ends with the same weights as an uninterrupted
  * run. A finished run writes `<outPath>` (.onnx) and its card; re-running a finished job only re-writes
- * them from the final state.
+ * them from the final state. An ORM job then calibrates for unseen task types (unseenTypeCalibration.ts):
+ * its fold models train from scratch in the same loop, without checkpoints, since the whole
+ * calibration takes seconds and a resumed job repeats it to the same result.
  */
 import { readFile } from 'node:fs/promises';
 import { FEATURIZER_VERSION, featurizeOutcomes } from '../featurizer';
