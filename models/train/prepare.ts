@@ -10,7 +10,7 @@ import { sigmoid } from '../engine';
 import { ACTOR_ROW_WIDTH, concatBatches, featurizeCandidates, featurizeOutcomes, featurizeStates, STATE_ROW_WIDTH, type FeatureBatch } from '../featurizer';
 import { backward, emptyGradient, forward, type Gradient, type Network } from '../network';
 import type { ModelState } from '../state';
-import type { DemonstrationExample, ObjectiveData, WebRLStepExample } from './examples';
+import type { DemonstrationExample, ObjectiveData, OutcomeExample, WebRLStepExample } from './examples';
 import { binaryLoss, demonstrationLoss, webrlActorLoss, webrlAdvantage, type BetaRule, type CandidateGroup, type LossResult } from './objectives';
 
 export interface PreparedTask {
@@ -24,6 +24,8 @@ export interface PreparedTask {
   lossAndGradient(network: Network, examples: readonly number[]): { loss: number; gradient: Gradient };
   /** Metrics of the network on the training examples (for the card). */
   evaluate(network: Network): Record<string, number>;
+  /** ORM only: its outcomes' rows, featurized once, which the unseen-type calibration's folds reuse. */
+  outcomes?: OutcomeViews;
 }
 
 export interface FrozenModels {
@@ -33,7 +35,7 @@ export interface FrozenModels {
   critic?: Network;
 }
 
-function selectRows(batch: FeatureBatch, rows: readonly number[]): FeatureBatch {
+export function selectRows(batch: FeatureBatch, rows: readonly number[]): FeatureBatch {
   const { width } = batch;
   const indices = new Int32Array(rows.length * width);
   const values = new Float32Array(rows.length * width);
@@ -152,17 +154,36 @@ function prepareBinary(kind: 'critic' | 'orm', batch: FeatureBatch, labels: numb
 }
 
 /**
+ * The ORM objective on `views`, or on the outcomes `subset` of them (a calibration fold's training set).
  * The ORM learns each trajectory twice: as its row, and as its row without the task type. The second view
  * makes the generic evidence (answer on the page, form sent, confirmation notice) carry a verdict by
  * itself, where the first lets type-crossed features explain the label away; that evidence is all the ORM
  * has on a task type it never saw (bench:models, held-out trajectories of unseen templates).
  */
-function prepareOutcomes(states: readonly ModelState[], labels: number[]): PreparedTask {
-  const rows = featurizeOutcomes(states);
-  const both = concatBatches([rows, featurizeOutcomes(states, { withoutTaskType: true })], STATE_ROW_WIDTH);
+export function prepareOutcomes(views: OutcomeViews, subset?: readonly number[]): PreparedTask {
+  const rows = subset ? selectRows(views.rows, subset) : views.rows;
+  const blind = subset ? selectRows(views.blind, subset) : views.blind;
+  const labels = subset ? subset.map((i) => views.labels[i]!) : views.labels;
+  const both = concatBatches([rows, blind], STATE_ROW_WIDTH);
   // The card's metrics are of the rows the ORM reads when it judges.
   const { evaluate } = prepareBinary('orm', rows, labels);
-  return { ...prepareBinary('orm', both, [...labels, ...labels]), sourceExamples: labels.length, evaluate };
+  return { ...prepareBinary('orm', both, [...labels, ...labels]), sourceExamples: labels.length, evaluate, outcomes: views };
+}
+
+/** Each outcome's row as the ORM judges it, the same row without the task type, and its label (1 = success). */
+export interface OutcomeViews {
+  rows: FeatureBatch;
+  blind: FeatureBatch;
+  labels: number[];
+}
+
+function featurizeOutcomeViews(examples: readonly OutcomeExample[]): OutcomeViews {
+  const states = examples.map((example) => example.state);
+  return {
+    rows: featurizeOutcomes(states),
+    blind: featurizeOutcomes(states, { withoutTaskType: true }),
+    labels: examples.map((example) => (example.success ? 1 : 0)),
+  };
 }
 
 /** min(v1, v2) of each state, by the critic network (TypeScript forward). */
@@ -221,6 +242,6 @@ export function prepareTask(data: ObjectiveData, frozen: FrozenModels, rule: Bet
     case 'critic':
       return prepareBinary('critic', featurizeStates(data.examples.map((e) => e.state)), data.examples.map((e) => (e.mcReturn > 0 ? 1 : 0)));
     case 'orm':
-      return prepareOutcomes(data.examples.map((e) => e.state), data.examples.map((e) => (e.success ? 1 : 0)));
+      return prepareOutcomes(featurizeOutcomeViews(data.examples));
   }
 }

@@ -12,7 +12,7 @@
  * calibration takes seconds and a resumed job repeats it to the same result.
  */
 import { readFile } from 'node:fs/promises';
-import { FEATURIZER_VERSION, featurizeOutcomes } from '../featurizer';
+import { FEATURIZER_VERSION } from '../featurizer';
 import { DEFAULT_HIDDEN, MODEL_SPECS, fileExists, networkShape, saveModel, sha256, type ModelCard } from '../checkpoint';
 import { createNetwork, forward, type Network } from '../network';
 import { importOnnx } from '../onnxGraph';
@@ -20,7 +20,7 @@ import { SeededRng, deriveSeed } from '../../browser/rng';
 import { loadExamples, type ExampleSource, type Objective } from './examples';
 import { WEBRL_BETA, type BetaRule } from './objectives';
 import { adamStep, createAdamState, DEFAULT_ADAM, type AdamState } from './optimizer';
-import { prepareTask, type FrozenModels, type PreparedTask } from './prepare';
+import { prepareOutcomes, prepareTask, selectRows, type FrozenModels, type PreparedTask } from './prepare';
 import { readTrainingState, writeTrainingState, type TrainingCursor } from './trainingState';
 import { CALIBRATION_FITS, calibrateUnseenTypes, type CalibrationOutcome, type FoldFit } from './unseenTypeCalibration';
 
@@ -196,11 +196,12 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
   if (cursor.step < totalSteps) return { status: 'stopped', step: cursor.step, totalSteps, statePath, metrics: { recentLoss } };
 
   let calibrated: CalibrationOutcome | undefined;
-  if (data.objective === 'orm') {
-    // The fold models train as this one did: same hyper-parameters, the same number of epochs.
+  if (data.objective === 'orm' && task.outcomes) {
+    // The fold models train as this one did: same hyper-parameters, the same number of epochs, the same rows.
+    const views = task.outcomes;
     let fits = 0;
-    const fitFold: FoldFit = (examples, judged, seed) => {
-      const foldTask = prepareTask({ objective: 'orm', examples }, {}, rule);
+    const fitFold: FoldFit = (training, judged, seed) => {
+      const foldTask = prepareOutcomes(views, training);
       const foldNetwork = createNetwork(networkShape('orm', network.shape.hidden), deriveSeed(seed, 'init'));
       const foldAdam = createAdamState(foldNetwork);
       const foldCursor = startCursor(foldTask.size, seed);
@@ -208,7 +209,7 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
       const steps = Math.max(1, Math.round((totalSteps * foldTask.size) / task.size));
       while (foldCursor.step < steps) trainStep(foldTask, foldNetwork, foldAdam, foldCursor, foldRng, batchSize, learningRate);
       hooks.onProgress?.({ phase: 'calibrating', step: ++fits, totalSteps: CALIBRATION_FITS });
-      return Array.from(forward(foldNetwork, featurizeOutcomes(judged.map((example) => example.state))).logits);
+      return Array.from(forward(foldNetwork, selectRows(views.rows, judged)).logits);
     };
     calibrated = calibrateUnseenTypes(data.examples, job.seed, fitFold);
   }

@@ -9,9 +9,10 @@
  * Cross-validation by task type estimates the shift: the training trajectories are split into folds by
  * task type, a model trained on the other folds judges each fold (every trajectory of which is then of an
  * unseen type), and the logit offset that makes the most of those verdicts right is kept, the accuracy
- * averaged over a +/-0.5 window so one lucky grid point cannot pick it (among equals, the middle one). At judging time the offset is
- * added to the logit of P(YES) for a trajectory whose task type is not among the training ones. The
- * graph itself is unchanged: the offset and the known types travel in the card.
+ * averaged over a +/-0.5 window so one lucky grid point cannot pick it (among equals, the middle one).
+ * At judging time the offset is added to the logit of P(YES) for a trajectory whose task type is not
+ * among the training ones. The graph itself is unchanged: the offset and the known types travel in the
+ * card.
  */
 import { SeededRng, deriveSeed } from '../../browser/rng';
 import { taskType } from '../featurizer';
@@ -37,8 +38,8 @@ const OFFSET_GRID = Array.from({ length: 101 }, (_, i) => Math.round((-4 + i * 0
 /** Grid points either side that the accuracy is averaged over: +/-0.5 at the grid's 0.1 step. */
 const WINDOW = 5;
 
-/** Trains a fresh model on `examples` and returns the logit of P(YES) for each of `judged`. */
-export type FoldFit = (examples: OutcomeExample[], judged: OutcomeExample[], seed: number) => number[];
+/** Trains a fresh model on the examples at `training` and returns the logit of P(YES) of each example at `judged`. */
+export type FoldFit = (training: number[], judged: number[], seed: number) => number[];
 
 /** The fold models a calibration trains (none when the examples hold fewer task types than folds). */
 export const CALIBRATION_FITS = CALIBRATION_REPEATS * CALIBRATION_FOLDS;
@@ -57,11 +58,10 @@ export function calibrateUnseenTypes(examples: readonly OutcomeExample[], seed: 
     const order = new SeededRng(deriveSeed(seed, 'unseen-type-folds', repeat)).permutation(knownTaskTypes.length);
     const foldOfType = new Map(order.map((typeIndex, position) => [knownTaskTypes[typeIndex]!, position % CALIBRATION_FOLDS]));
     for (let fold = 0; fold < CALIBRATION_FOLDS; fold++) {
-      const inFold = typeOf.map((type) => foldOfType.get(type) === fold);
-      const training = examples.filter((_, i) => !inFold[i]);
-      const validation = examples.filter((_, i) => inFold[i]);
+      const training = typeOf.flatMap((type, i) => (foldOfType.get(type) === fold ? [] : [i]));
+      const validation = typeOf.flatMap((type, i) => (foldOfType.get(type) === fold ? [i] : []));
       const logits = fit(training, validation, deriveSeed(seed, 'unseen-type-fit', repeat, fold));
-      validation.forEach((example, i) => judged.push({ logit: logits[i]!, success: example.success }));
+      validation.forEach((index, i) => judged.push({ logit: logits[i]!, success: examples[index]!.success }));
     }
   }
 

@@ -45,8 +45,9 @@ describe('unseen task type calibration', () => {
     const fits: { trained: Set<string>; judged: Set<string> }[] = [];
     // A fold model that is right about every outcome but 2 logits too pessimistic (margin 1 either way).
     const shifted: FoldFit = (training, judged) => {
-      fits.push({ trained: new Set(training.map((e) => taskType(e.state.intent))), judged: new Set(judged.map((e) => taskType(e.state.intent))) });
-      return judged.map((example) => (example.success ? 1 : -1) - 2);
+      const typesAt = (indices: number[]) => new Set(indices.map((i) => taskType(EXAMPLES[i]!.state.intent)));
+      fits.push({ trained: typesAt(training), judged: typesAt(judged) });
+      return judged.map((i) => (EXAMPLES[i]!.success ? 1 : -1) - 2);
     };
     const { calibration, metrics } = calibrateUnseenTypes(EXAMPLES, 7, shifted);
     assert.equal(fits.length, CALIBRATION_FITS);
