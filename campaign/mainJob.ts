@@ -33,6 +33,16 @@ function decodeHeartbeat(details: unknown): Record<string, unknown> | undefined 
   }
 }
 
+/**
+ * A bar's name: the activity, and the model and stage its heartbeat names, so that one training
+ * activity's jobs (ORM then critic) and stages (an ORM's calibration after its steps) read apart.
+ */
+export function activityLabel(type: string, beat: Record<string, unknown>): string {
+  const model = typeof beat.model === 'string' ? ` ${beat.model}` : '';
+  const stage = typeof beat.phase === 'string' && beat.phase !== 'training' ? ` · ${beat.phase}` : '';
+  return `${type}${model}${stage}`;
+}
+
 /** What each pending activity reports in its heartbeats, as done/total for a progress bar. */
 async function pendingProgress(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<ActivityProgress[]> {
   const description = await handle.describe();
@@ -40,7 +50,7 @@ async function pendingProgress(handle: WorkflowHandle<typeof campaignWorkflow>):
     const beat = decodeHeartbeat(activity.heartbeatDetails) ?? {};
     const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? 0);
     const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? 0);
-    return { type: activity.activityType?.name ?? 'activity', done, total: Math.max(total, done, 1) };
+    return { type: activityLabel(activity.activityType?.name ?? 'activity', beat), done, total: Math.max(total, done, 1) };
   });
 }
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
+import { activityLabel, PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
 import { freePort } from '../infra/processes';
 import { runWebrl } from './harness/cli';
 
@@ -92,5 +92,13 @@ describe('plain progress lines (output that is not a terminal)', () => {
       '  runRolloutShard 12/16',
       'phase 1/3 · running · scoreWithOrm',
     ]);
+  });
+});
+
+describe('progress bar names', () => {
+  test('a training bar names its model, and its stage when that is not the training steps', () => {
+    assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'training', step: 40, totalSteps: 400 }), 'fitOrmAndCriticToProbe orm');
+    assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'calibrating', step: 2, totalSteps: 6 }), 'fitOrmAndCriticToProbe orm · calibrating');
+    assert.equal(activityLabel('runRolloutShard', { episodes: 16, episodesDone: 3 }), 'runRolloutShard');
   });
 });
