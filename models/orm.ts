@@ -7,6 +7,7 @@
  */
 import { describeTarget } from './actionTarget';
 import type { ModelHandle } from './checkpoint';
+import { sigmoid } from './engine';
 import { featurizeOutcomes, taskType } from './featurizer';
 import { parsedAction, type ModelState } from './state';
 
@@ -45,7 +46,7 @@ export function verdict(pYes: number): OrmVerdict {
 /** p with `offset` added to its logit; p = 0 or 1 stays as it is. */
 function shiftLogit(p: number, offset: number): number {
   if (p <= 0 || p >= 1) return p;
-  return 1 / (1 + Math.exp(-(Math.log(p / (1 - p)) + offset)));
+  return sigmoid(Math.log(p / (1 - p)) + offset);
 }
 
 export class Orm implements OutcomeJudge {
