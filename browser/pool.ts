@@ -171,6 +171,12 @@ export class BrowserPool {
       executablePath: this.executablePath,
       args: [...CHROMIUM_ARGS, marker],
       timeout: this.launchTimeoutMs,
+      // The process that owns the pool decides what a signal means (the main job keeps running to
+      // shut its worker down and say so); Playwright's own handlers would exit the process at once.
+      // close() ends Chromium, and Chromium ends by itself when its pipe to a dead owner closes.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
     });
     this.launchCount++;
     this.browser = browser;

@@ -4,6 +4,7 @@
  * change the next phase's settings). The CLI and the main job are thin layers over these.
  */
 import { WorkflowIdReusePolicy, type Client, type WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Config } from '../config/schema';
 import type { ArtifactStore } from '../storage/artifactStore';
@@ -147,12 +148,54 @@ export function campaignHandle(client: Client, name: string): WorkflowHandle<typ
   return client.workflow.getHandle<typeof campaignWorkflow>(campaignWorkflowId(name));
 }
 
+/** How long a worker's last poll may lie back before it counts as gone (a poll waits up to a minute). */
+const POLLER_SILENCE_MS = 90_000;
+/** How long `status` waits for a worker to answer the progress query. */
+const QUERY_DEADLINE_MS = 10_000;
+
+/** Whether a worker polled the task queue's workflow tasks recently. */
+async function workflowWorkerPolls(client: Client, taskQueue: string): Promise<boolean> {
+  const response = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue },
+    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const now = Date.now();
+  return (response.pollers ?? []).some((poller) => {
+    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+    return now - seconds * 1000 < POLLER_SILENCE_MS;
+  });
+}
+
+/**
+ * A running campaign's progress comes from its worker (a query); without one it would hang until a
+ * deadline, so a campaign whose worker is gone is said to be so, with what starts one.
+ */
 export async function campaignProgress(client: Client, name: string): Promise<CampaignProgress> {
   const handle = campaignHandle(client, name);
   const description = await handle.describe();
-  if (description.status.name === 'RUNNING') return handle.query(progressQuery);
   if (description.status.name === 'COMPLETED') return (await handle.result()) as CampaignProgress;
-  throw new CampaignError(`campaign '${name}' is ${description.status.name.toLowerCase()} (workflow ${handle.workflowId})`);
+  if (description.status.name !== 'RUNNING') {
+    throw new CampaignError(`campaign '${name}' is ${description.status.name.toLowerCase()} (workflow ${handle.workflowId})`);
+  }
+  const noWorker = () => {
+    const phase = description.typedSearchAttributes.get(PHASE);
+    return new NoWorkerError(
+      `campaign '${name}' is running${phase === undefined ? '' : ` (phase ${String(phase)})`} but no worker answers on task queue ` +
+        `'${description.taskQueue}'; start one with 'webrl worker' or 'npm run campaign' (same config)`,
+    );
+  };
+  if (!(await workflowWorkerPolls(client, description.taskQueue))) throw noWorker();
+  try {
+    return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(progressQuery));
+  } catch {
+    throw noWorker();
+  }
+}
+
+/** A running campaign that no worker serves: nothing moves until one starts. */
+export class NoWorkerError extends CampaignError {
+  override name = 'NoWorkerError';
 }
 
 export const pauseCampaign = (client: Client, name: string) => campaignHandle(client, name).signal(pauseSignal);
@@ -169,28 +212,36 @@ export function changePhaseSettings(client: Client, name: string, update: Partia
 
 export interface CampaignListing {
   workflowId: string;
+  /** The campaign's state: its own (running, paused, waiting-for-operator, completed, stopped) while its run is open or completed, else how the run ended. */
   status: string;
-  campaignStatus?: string;
   phase?: number;
   successRate?: number;
   started: Date;
 }
 
+/**
+ * One row per campaign, from its current run: a campaign continues as new after every phase (those
+ * runs are left out), and a campaign started again after it ended has several closed runs (the
+ * latest counts).
+ */
 export async function listCampaigns(client: Client): Promise<CampaignListing[]> {
-  const listing: CampaignListing[] = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowType = 'campaignWorkflow'` })) {
+  const latest = new Map<string, CampaignListing>();
+  const query = `WorkflowType = 'campaignWorkflow' AND ExecutionStatus != 'ContinuedAsNew'`;
+  for await (const execution of client.workflow.list({ query })) {
+    const previous = latest.get(execution.workflowId);
+    if (previous && previous.started >= execution.startTime) continue;
     const attributes = execution.typedSearchAttributes;
-    const status = attributes.get(STATUS);
+    const own = attributes.get(STATUS);
+    const open = execution.status.name === 'RUNNING' || execution.status.name === 'COMPLETED';
     const phase = attributes.get(PHASE);
     const successRate = attributes.get(SUCCESS_RATE);
-    listing.push({
+    latest.set(execution.workflowId, {
       workflowId: execution.workflowId,
-      status: execution.status.name,
-      ...(status !== undefined ? { campaignStatus: status } : {}),
+      status: open && own !== undefined ? own : execution.status.name.toLowerCase(),
       ...(phase !== undefined ? { phase } : {}),
       ...(successRate !== undefined ? { successRate } : {}),
       started: execution.startTime,
     });
   }
-  return listing;
+  return [...latest.values()].sort((a, b) => a.workflowId.localeCompare(b.workflowId));
 }

@@ -2,16 +2,19 @@
  * The main job (`npm run campaign`): bring up the local stack, run the all-in-one worker in this
  * process, start the campaign (or attach to it if it already runs), show live progress with a bar per
  * activity (plain lines when the output is not a terminal), print the Temporal UI link, and end with
- * the report. Interrupting it (Ctrl-C) stops the worker only: the campaign stays in Temporal, and
- * running the command again picks it up.
+ * the report. The SDK's own log lines go to a file in the data dir, not into the progress view.
+ * Interrupting it (Ctrl-C) stops the worker only: the campaign stays in Temporal, and running the
+ * command again picks it up. A campaign that finished earlier is only reported, never run again.
  */
 import cliProgress from 'cli-progress';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { join } from 'node:path';
 import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../config/settings';
-import { stackUp } from '../infra/stack';
-import { describeTool, ensureMinio, ensureTemporal, type Log } from '../infra/tools';
+import { stackPaths, stackUp } from '../infra/stack';
+import { describeTool, ensureTools, type Log } from '../infra/tools';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
+import { installSdkLogFile } from '../workers/logFile';
 import { ALL_QUEUES, runWorkers } from '../workers/run';
 import { progressQuery, type campaignWorkflow } from '../workflows/campaign';
 import type { CampaignProgress } from '../workflows/campaignTypes';
@@ -34,13 +37,16 @@ function decodeHeartbeat(details: unknown): Record<string, unknown> | undefined 
 }
 
 /**
- * A bar's name: the activity, and the model and stage its heartbeat names, so that one training
- * activity's jobs (ORM then critic) and stages (an ORM's calibration after its steps) read apart.
+ * A bar's name: the activity, and the part of it and the model and stage its heartbeat names, so
+ * that rollout shards running side by side, an activity's passes (oracle then perturbed
+ * demonstrations), a training activity's jobs (ORM then critic) and stages (an ORM's calibration
+ * after its steps) read apart and no bar seems to count backwards.
  */
 export function activityLabel(type: string, beat: Record<string, unknown>): string {
+  const part = typeof beat.stage === 'string' ? ` ${beat.stage}` : '';
   const model = typeof beat.model === 'string' ? ` ${beat.model}` : '';
   const stage = typeof beat.phase === 'string' && beat.phase !== 'training' ? ` · ${beat.phase}` : '';
-  return `${type}${model}${stage}`;
+  return `${type}${part}${model}${stage}`;
 }
 
 /** What each pending activity reports in its heartbeats, as done/total for a progress bar. */
@@ -52,6 +58,17 @@ async function pendingProgress(handle: WorkflowHandle<typeof campaignWorkflow>):
     const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? 0);
     return { type: activityLabel(activity.activityType?.name ?? 'activity', beat), done, total: Math.max(total, done, 1) };
   });
+}
+
+/** The campaign's latest run when it has finished (completed, or stopped by request); else undefined. */
+async function finishedRun(client: Client, name: string): Promise<CampaignProgress | undefined> {
+  const handle = campaignHandle(client, name);
+  try {
+    if ((await handle.describe()).status.name !== 'COMPLETED') return undefined;
+  } catch {
+    return undefined; // Never started.
+  }
+  return (await handle.result()) as CampaignProgress;
 }
 
 async function attachOrStart(client: Client, store: ArtifactStore, settings: Settings, log: Log) {
@@ -126,60 +143,95 @@ export function plainView(log: Log, now: () => number = Date.now): ProgressView 
   };
 }
 
-/** Live view until the campaign ends: bars on a terminal, plain lines otherwise. */
-async function watch(handle: WorkflowHandle<typeof campaignWorkflow>, log: Log): Promise<CampaignProgress> {
+/** How the main job ended. */
+export type MainJobOutcome =
+  /** The campaign finished while this job watched it. */
+  | { kind: 'finished'; progress: CampaignProgress }
+  /** It had finished before this job started; nothing ran. */
+  | { kind: 'finished-earlier'; progress: CampaignProgress }
+  /** The user interrupted the job; the campaign waits in Temporal, last seen as `progress`. */
+  | { kind: 'interrupted'; progress?: CampaignProgress };
+
+/**
+ * Live view until the campaign ends (its result), the user interrupts (undefined), or the worker
+ * stops on its own (thrown: without it nothing would ever move again).
+ */
+async function watch(
+  handle: WorkflowHandle<typeof campaignWorkflow>,
+  log: Log,
+  interrupt: AbortSignal,
+  workers: Promise<void>,
+): Promise<{ result?: CampaignProgress; last?: CampaignProgress }> {
   // cli-progress draws on stderr; without a terminal there, its bars would print a line per redraw.
   const view = process.stderr.isTTY ? barView() : plainView(log);
   const result = handle.result() as Promise<CampaignProgress>;
   let finished = false;
-  let status = 'starting';
+  let workerFailure: unknown;
   void result.finally(() => (finished = true)).catch(() => undefined);
+  workers.then(
+    () => (workerFailure ??= new Error('the worker stopped')),
+    (error: unknown) => (workerFailure ??= error),
+  );
+  const interrupted = new Promise<void>((resolve) => interrupt.addEventListener('abort', () => resolve(), { once: true }));
+  let status = 'starting';
+  let last: CampaignProgress | undefined;
   try {
-    while (!finished) {
+    while (!finished && !interrupt.aborted) {
+      if (workerFailure) throw workerFailure;
       const progress = await handle.query(progressQuery).catch(() => undefined);
       if (progress) {
-        const last = progress.history[progress.history.length - 1];
+        last = progress;
+        const phase = progress.history[progress.history.length - 1];
         status =
           `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
-          (last ? ` · last test success ${(100 * last.successRate).toFixed(1)}%` : '') +
+          (phase ? ` · last test success ${(100 * phase.successRate).toFixed(1)}%` : '') +
           (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
       }
       view.show(status, await pendingProgress(handle).catch(() => []));
-      await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
+      await Promise.race([result.catch(() => undefined), interrupted, new Promise((resolve) => setTimeout(resolve, 1000))]);
     }
   } finally {
     view.stop();
   }
-  return result;
+  return finished ? { result: await result } : { ...(last ? { last } : {}) };
 }
 
-export async function runMainJob(
-  loaded: Settings,
-  log: Log,
-): Promise<{ progress: CampaignProgress; handle: WorkflowHandle<typeof campaignWorkflow>; settings: Settings }> {
-  const temporal = await ensureTemporal(log);
-  const minio = await ensureMinio(log);
-  log(describeTool(temporal));
-  log(describeTool(minio));
+export async function runMainJob(loaded: Settings, log: Log, interrupt: AbortSignal): Promise<{ outcome: MainJobOutcome; settings: Settings }> {
+  const tools = await ensureTools(log);
+  for (const tool of Object.values(tools)) log(describeTool(tool));
   const endpoints = await stackUp(loaded.config, {
-    temporalBinary: temporal.path,
-    minioBinary: minio.path,
+    temporalBinary: tools.temporal.path,
+    minioBinary: tools.minio.path,
     s3Credentials: environmentS3Credentials(loaded),
     log,
   });
   const settings = await withLocalStackCredentials(loaded);
-  const stop = new AbortController();
-  const workers = runWorkers(settings, ALL_QUEUES, stop.signal);
   const client = await connectClient(settings.config, settings.secrets);
   const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
   try {
-    const handle = await attachOrStart(client, store, settings, log);
-    log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
-    const progress = await watch(handle, log);
-    return { progress, handle, settings };
+    const name = settings.config.campaign.name;
+    const earlier = await finishedRun(client, name);
+    if (earlier) {
+      log(`campaign ${name} has already finished (${earlier.status}); its report:`);
+      return { outcome: { kind: 'finished-earlier', progress: earlier }, settings };
+    }
+    // Installed only when a worker runs: the runtime it installs keeps the process alive until
+    // the worker's shutdown releases it.
+    const sdkLog = join(stackPaths(settings.config).logDir, 'worker.log');
+    installSdkLogFile(sdkLog);
+    log(`worker log: ${sdkLog}`);
+    const stop = new AbortController();
+    const workers = runWorkers(settings, ALL_QUEUES, stop.signal);
+    try {
+      const handle = await attachOrStart(client, store, settings, log);
+      log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
+      const { result, last } = await watch(handle, log, interrupt, workers);
+      return { outcome: result ? { kind: 'finished', progress: result } : { kind: 'interrupted', ...(last ? { progress: last } : {}) }, settings };
+    } finally {
+      stop.abort();
+      await workers.catch(() => undefined);
+    }
   } finally {
-    stop.abort();
-    await workers;
     await client.connection.close();
     store.destroy();
   }

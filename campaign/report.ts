@@ -86,11 +86,13 @@ export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]):
   parts.push(`<text transform="translate(16 ${margin.top + plotH / 2}) rotate(-90)" text-anchor="middle">test-split success</text>`);
   series.forEach((s, i) => {
     const color = s.strong ? '#000' : COLORS[i % COLORS.length]!;
+    // The legend's sample of a line is drawn with the same stroke as the line itself.
+    const stroke = `stroke="${color}" stroke-width="${s.strong ? 3 : 1.5}"${s.strong ? '' : ' stroke-dasharray="5 3"'}`;
     const path = s.points.map(([p, r], j) => `${j ? 'L' : 'M'}${x(p).toFixed(1)},${y(r).toFixed(1)}`).join(' ');
-    parts.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="${s.strong ? 3 : 1.5}"${s.strong ? '' : ' stroke-dasharray="5 3"'}/>`);
+    parts.push(`<path d="${path}" fill="none" ${stroke}/>`);
     for (const [p, r] of s.points) parts.push(`<circle cx="${x(p).toFixed(1)}" cy="${y(r).toFixed(1)}" r="${s.strong ? 4 : 2.5}" fill="${color}"/>`);
     const legendY = margin.top + 10 + i * 18;
-    parts.push(`<line x1="${width - margin.right + 15}" x2="${width - margin.right + 40}" y1="${legendY}" y2="${legendY}" stroke="${color}" stroke-width="${s.strong ? 3 : 1.5}"/>`);
+    parts.push(`<line x1="${width - margin.right + 15}" x2="${width - margin.right + 40}" y1="${legendY}" y2="${legendY}" ${stroke}/>`);
     parts.push(`<text x="${width - margin.right + 46}" y="${legendY + 4}">${escapeXml(s.name)}</text>`);
   });
   parts.push('</svg>');

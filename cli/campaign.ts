@@ -24,6 +24,7 @@ import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
 import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';
 import { stackEndpoints } from '../infra/stack';
+import { sitePortOverrides, stackOverrides, withSitePortFlags, withStackFlags, type SitePortFlags, type StackFlags } from './flags';
 
 const say = (message: string) => console.log(message);
 
@@ -42,7 +43,8 @@ async function withClient<T>(flags: CommonFlags, run: (client: Client, settings:
   }
 }
 
-export function describeProgress(progress: CampaignProgress): string {
+/** The campaign's state in a few lines; with `table` (the default), its per-phase table after them. */
+export function describeProgress(progress: CampaignProgress, options: { table?: boolean } = {}): string {
   const lines = [
     `campaign ${progress.campaignId}: ${progress.status}, phase ${progress.phase} of ${progress.phases}` +
       (progress.activity ? ` (running ${progress.activity})` : ''),
@@ -52,7 +54,7 @@ export function describeProgress(progress: CampaignProgress): string {
     lines.push('  retry it with: webrl campaign retry-phase');
   }
   for (const [name, value] of Object.entries(progress.counts)) lines.push(`  ${name}: ${value}`);
-  if (progress.history.length) lines.push('', renderPhaseTableText(progress.history));
+  if ((options.table ?? true) && progress.history.length) lines.push('', renderPhaseTableText(progress.history));
   return lines.join('\n');
 }
 
@@ -90,26 +92,49 @@ function withCommon(command: Command): Command {
 export function registerCampaignCommands(program: Command): void {
   const campaign = program.command('campaign').description('start, watch and steer training campaigns');
 
-  withCommon(
-    campaign
-      .command('run')
-      .description('the main job: local stack, worker, campaign (started or attached), live progress, report')
-      .option('--phases <n>', 'RL phases after SFT (default 3)')
-      .option('--seed <n>', 'campaign seed')
-      .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
-      .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
-  ).action(async (flags: CommonFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
+  withSitePortFlags(
+    withStackFlags(
+      withCommon(
+        campaign
+          .command('run')
+          .description('the main job: local stack, worker, campaign (started or attached), live progress, report')
+          .option('--phases <n>', 'RL phases after SFT (default 3)')
+          .option('--seed <n>', 'campaign seed')
+          .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
+          .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
+      ),
+    ),
+  ).action(async (flags: CommonFlags & StackFlags & SitePortFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
     const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
     const loaded = await loadSettings(flags.config, process.env, {
       'campaign.name': flags.name,
       'campaign.phases': number(flags.phases),
       'campaign.seed': number(flags.seed),
       ...(flags.curriculum ? {} : { 'campaign.phase.curriculum': false }),
+      ...stackOverrides(flags),
+      ...sitePortOverrides(flags),
     });
-    const { progress, settings } = await runMainJob(loaded, say);
-    say(describeProgress(progress));
-    say('');
-    say(await writeReport(settings, settings.config.campaign.name, flags.out));
+    // Ctrl-C ends the watch and stops the worker; the campaign itself goes on waiting in Temporal.
+    const interrupt = new AbortController();
+    const onInterrupt = () => interrupt.abort();
+    process.once('SIGINT', onInterrupt);
+    process.once('SIGTERM', onInterrupt);
+    try {
+      const { outcome, settings } = await runMainJob(loaded, say, interrupt.signal);
+      const name = settings.config.campaign.name;
+      if (outcome.kind === 'interrupted') {
+        const where = outcome.progress ? ` at phase ${outcome.progress.phase} of ${outcome.progress.phases}` : '';
+        say(`stopped: campaign ${name} waits in Temporal${where}; run the same command to attach to it again`);
+        process.exitCode = 130;
+        return;
+      }
+      say(describeProgress(outcome.progress, { table: false }));
+      say('');
+      say(await writeReport(settings, name, flags.out));
+    } finally {
+      process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onInterrupt);
+    }
   });
 
   withCommon(
@@ -173,7 +198,7 @@ export function registerCampaignCommands(program: Command): void {
     withClient(flags, async (client) => {
       for (const c of await listCampaigns(client)) {
         const rate = c.successRate === undefined ? '' : ` success ${(100 * c.successRate).toFixed(1)}%`;
-        say(`${c.workflowId.padEnd(32)} ${(c.campaignStatus ?? c.status).padEnd(22)} phase ${c.phase ?? '-'}${rate}  started ${c.started.toISOString()}`);
+        say(`${c.workflowId.padEnd(32)} ${c.status.padEnd(22)} phase ${c.phase ?? '-'}${rate}  started ${c.started.toISOString()}`);
       }
     }),
   );

@@ -4,8 +4,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { startEmbeddedSites, WEBARENA_PORTS } from '../env/embedded-sites';
-import { EMBEDDED_SITE_NAMES, isSiteName, type EmbeddedSiteName } from '../env/site-urls';
+import { startEmbeddedSites } from '../env/embedded-sites';
+import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/site-urls';
+import { parseSitePorts } from './flags';
 import { cachedTasks, type Split } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { DEFAULT_SEED } from '../env/world';
@@ -14,19 +15,6 @@ export function parseSeed(value: string): number {
   const seed = Number(value);
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`a seed must be a non-negative integer, got ${value}`);
   return seed;
-}
-
-/** `shopping=7770,reddit=9999` -> port per site. */
-function parsePorts(value: string): Partial<Record<EmbeddedSiteName, number>> {
-  const ports: Partial<Record<EmbeddedSiteName, number>> = {};
-  for (const pair of value.split(',').filter(Boolean)) {
-    const [site, port] = pair.split('=');
-    if (!site || !(EMBEDDED_SITE_NAMES as readonly string[]).includes(site) || !/^\d+$/.test(port ?? '')) {
-      throw new Error(`--ports takes SITE=PORT pairs for ${EMBEDDED_SITE_NAMES.join(', ')}; got ${pair}`);
-    }
-    ports[site as EmbeddedSiteName] = Number(port);
-  }
-  return ports;
 }
 
 /** The generated tasks of one split (optionally of one site), with the flags checked. */
@@ -49,11 +37,11 @@ export function registerEnvCommands(program: Command): void {
     .description('run the four embedded sites until interrupted and print their URLs')
     .option('--seed <n>', 'seed of the sites data', parseSeed, DEFAULT_SEED)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--ports <pairs>', 'SITE=PORT pairs (default: the WebArena ports)', parsePorts)
+    .option('--ports <pairs>', 'SITE=PORT pairs (default: the WebArena ports)', (value: string) => parseSitePorts(value, '--ports'))
     .option('--random-ports', 'let the system pick free ports')
     .action(async (options: { seed: number; host: string; ports?: Partial<Record<EmbeddedSiteName, number>>; randomPorts?: boolean }) => {
       const ports = options.randomPorts ? {} : { ...WEBARENA_PORTS, ...options.ports };
-      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports });
+      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports, portSetting: (site) => `--ports ${site}=PORT` });
       console.log(`embedded sites (seed ${sites.seed}); stop with Ctrl-C`);
       for (const name of EMBEDDED_SITE_NAMES) console.log(`  ${name.padEnd(15)} ${sites.urls[name]}`);
       await new Promise<void>((resolve) => {

@@ -26,6 +26,7 @@ const EXPECTED_ERRORS = new Set([
   'ToolNotAvailableError',
   'StoragePermanentError',
   'CampaignError',
+  'NoWorkerError',
   'TaskConfigError',
 ]);
 

@@ -9,43 +9,16 @@ import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { connectClient } from '../temporal/connection';
 import { ALL_QUEUES, runWorkers, type QueueName } from '../workers/run';
+import { sitePortOverrides, stackOverrides, withSitePortFlags, withStackFlags, type SitePortFlags, type StackFlags } from './flags';
 import type { RoundTripResult } from '../workflows/artifactRoundTrip';
 
 const say = (message: string) => console.log(message);
 
-interface StackFlags {
-  config?: string;
-  dataDir?: string;
-  temporalPort?: string;
-  temporalUiPort?: string;
-  minioPort?: string;
-  minioConsolePort?: string;
-}
-
-function portFlag(value: string | undefined): number | string | undefined {
-  if (value === undefined) return undefined;
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
-
 function stackSettings(flags: StackFlags): Promise<Settings> {
-  return loadSettings(flags.config, process.env, {
-    'stack.dataDir': flags.dataDir,
-    'stack.temporalPort': portFlag(flags.temporalPort),
-    'stack.temporalUiPort': portFlag(flags.temporalUiPort),
-    'stack.minioPort': portFlag(flags.minioPort),
-    'stack.minioConsolePort': portFlag(flags.minioConsolePort),
-  });
+  return loadSettings(flags.config, process.env, stackOverrides(flags));
 }
 
-function withStackFlags(command: Command): Command {
-  return command
-    .option('-c, --config <file>', 'campaign file (YAML or JSON)')
-    .option('--data-dir <dir>', 'state directory of the local stack (default .webrl)')
-    .option('--temporal-port <port>', 'Temporal gRPC port (default 7233)')
-    .option('--temporal-ui-port <port>', 'Temporal web UI port (default 8233)')
-    .option('--minio-port <port>', 'MinIO S3 port (default 9000)')
-    .option('--minio-console-port <port>', 'MinIO console port (default 9001)');
-}
+const withConfigAndStackFlags = (command: Command) => withStackFlags(command.option('-c, --config <file>', 'campaign file (YAML or JSON)'));
 
 function parseSize(text: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim());
@@ -67,7 +40,7 @@ export function registerStackCommands(program: Command): void {
 
   const stack = program.command('stack').description('the local Temporal dev server and MinIO');
 
-  withStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(
+  withConfigAndStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(
     async (flags: StackFlags) => {
       const settings = await stackSettings(flags);
       const temporal = await ensureTemporal(say);
@@ -88,13 +61,13 @@ export function registerStackCommands(program: Command): void {
     },
   );
 
-  withStackFlags(stack.command('down').description('stop the processes `stack up` started')).action(async (flags: StackFlags) => {
+  withConfigAndStackFlags(stack.command('down').description('stop the processes `stack up` started')).action(async (flags: StackFlags) => {
     const { config } = await stackSettings(flags);
     await stackDown(config, say);
     say('local stack is down');
   });
 
-  withStackFlags(stack.command('status').description('report whether the local stack runs and answers')).action(
+  withConfigAndStackFlags(stack.command('status').description('report whether the local stack runs and answers')).action(
     async (flags: StackFlags) => {
       const { config } = await stackSettings(flags);
       for (const service of await stackStatus(config)) {
@@ -104,7 +77,7 @@ export function registerStackCommands(program: Command): void {
     },
   );
 
-  withStackFlags(
+  withConfigAndStackFlags(
     stack
       .command('check')
       .description('run a workflow that streams a file through S3 and reads it back (needs a running stack)')
@@ -143,14 +116,14 @@ export function registerStackCommands(program: Command): void {
       say(JSON.stringify(config, null, 2));
     });
 
-  program
-    .command('worker')
-    .description('run workers (default: every task queue) against the configured Temporal and S3')
-    .option('-c, --config <file>', 'campaign file (YAML or JSON)')
-    .option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES)
-    .action(async (flags: { config?: string; queue: string[] }) => {
-      const unknown = flags.queue.filter((q) => !ALL_QUEUES.includes(q as QueueName));
-      if (unknown.length) throw new Error(`--queue: unknown task queue ${unknown.join(', ')}; expected ${ALL_QUEUES.join(', ')}`);
-      await runWorkers(await loadSettings(flags.config), flags.queue as QueueName[]);
-    });
+  withSitePortFlags(
+    withConfigAndStackFlags(
+      program.command('worker').description('run workers (default: every task queue) against the configured Temporal and S3'),
+    ).option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES),
+  ).action(async (flags: StackFlags & SitePortFlags & { queue: string[] }) => {
+    const unknown = flags.queue.filter((q) => !ALL_QUEUES.includes(q as QueueName));
+    if (unknown.length) throw new Error(`--queue: unknown task queue ${unknown.join(', ')}; expected ${ALL_QUEUES.join(', ')}`);
+    const settings = await loadSettings(flags.config, process.env, { ...stackOverrides(flags), ...sitePortOverrides(flags) });
+    await runWorkers(settings, flags.queue as QueueName[]);
+  });
 }

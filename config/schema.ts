@@ -5,6 +5,7 @@
  * here: see `secrets.ts`.
  */
 import { z } from 'zod';
+import { WEBARENA_PORTS } from '../env/site-urls';
 
 const hostPort = z
   .string()
@@ -150,8 +151,13 @@ export const CampaignSchema = z.strictObject({
 export const SitesSchema = z.strictObject({
   host: z.ipv4().default('127.0.0.1'),
   ports: z
-    .strictObject({ shopping: port, shopping_admin: port, reddit: port, gitlab: port })
-    .default({ shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 }),
+    .strictObject({
+      shopping: port.default(WEBARENA_PORTS.shopping),
+      shopping_admin: port.default(WEBARENA_PORTS.shopping_admin),
+      reddit: port.default(WEBARENA_PORTS.reddit),
+      gitlab: port.default(WEBARENA_PORTS.gitlab),
+    })
+    .default(WEBARENA_PORTS),
 });
 
 /** A remote model endpoint's transport settings (keys come from the environment, see secrets.ts). */

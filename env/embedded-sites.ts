@@ -15,6 +15,8 @@ export interface EmbeddedSitesOptions {
   host?: string;
   /** Port per site; 0 or absent picks a free port. */
   ports?: Partial<Record<EmbeddedSiteName, number>>;
+  /** How the caller's user gives a site another port, for the message when its port is held. */
+  portSetting?(site: EmbeddedSiteName): string;
 }
 
 export interface EmbeddedSites {
@@ -24,9 +26,6 @@ export interface EmbeddedSites {
   urls: Required<Pick<SiteUrls, EmbeddedSiteName>>;
   stop(): Promise<void>;
 }
-
-/** Ports WebArena's docker setup uses; `webrl env serve` defaults to them. */
-export const WEBARENA_PORTS: Record<EmbeddedSiteName, number> = { shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 };
 
 export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Promise<EmbeddedSites> {
   const seed = options.seed ?? DEFAULT_SEED;
@@ -38,7 +37,11 @@ export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Pr
       started.push(await startSiteServer(app, listen));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      throw new Error(`the embedded ${name} site cannot listen on ${listen.host ?? '127.0.0.1'}:${listen.port}: another process holds that port; stop it or give the site another port`, { cause: error });
+      const fix = options.portSetting ? ` (${options.portSetting(name)})` : '';
+      throw new Error(
+        `the embedded ${name} site cannot listen on ${listen.host ?? '127.0.0.1'}:${listen.port}: another process holds that port; stop it or give the site another port${fix}`,
+        { cause: error },
+      );
     }
   };
   try {

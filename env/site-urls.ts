@@ -9,6 +9,9 @@ export type SiteName = (typeof SITE_NAMES)[number];
 export const EMBEDDED_SITE_NAMES = ['shopping', 'shopping_admin', 'reddit', 'gitlab'] as const;
 export type EmbeddedSiteName = (typeof EMBEDDED_SITE_NAMES)[number];
 
+/** Ports WebArena's docker setup uses; the embedded sites default to them. */
+export const WEBARENA_PORTS: Record<EmbeddedSiteName, number> = { shopping: 7770, shopping_admin: 7780, reddit: 9999, gitlab: 8023 };
+
 export type SiteUrls = Partial<Record<SiteName, string>>;
 
 export const PLACEHOLDERS: Record<SiteName, string> = {

@@ -1,16 +1,20 @@
 /**
- * The main job as a user first runs it: `webrl campaign run` on a fresh data dir, with no S3 keys in
- * the environment, brings up its own stack (which generates the MinIO credentials), runs a tiny
- * campaign to the end and prints the report. Ports are free ones, so it runs beside other tests.
+ * The main job as a user runs it: `webrl campaign run` on a fresh data dir, with no S3 keys in the
+ * environment, brings up its own stack (which generates the MinIO credentials) and starts a tiny
+ * campaign; Ctrl-C leaves it waiting in Temporal with one line; the same command attaches and runs it
+ * to the end and the report; run once more, it only reports. Ports are free ones, so it runs beside
+ * other tests.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { activityLabel, PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
 import { freePort } from '../infra/processes';
-import { runWebrl } from './harness/cli';
+import { runWebrl, startWebrl } from './harness/cli';
 
 /** The environment of a user who set no S3 keys. */
 function withoutS3Keys(): NodeJS.ProcessEnv {
@@ -19,27 +23,36 @@ function withoutS3Keys(): NodeJS.ProcessEnv {
   return env;
 }
 
-const webrl = (args: string[], cwd: string) => runWebrl(args, { cwd, env: withoutS3Keys(), timeoutMs: 20 * 60_000 });
+const MAIN_JOB_MS = 20 * 60_000;
+const webrl = (args: string[], cwd: string) => runWebrl(args, { cwd, env: withoutS3Keys(), timeoutMs: MAIN_JOB_MS });
+
+/** Lines the Temporal SDK logs (its logger's format, or core's); they belong in the worker log file. */
+const SDK_LOG_LINE = /\[(TRACE|DEBUG|INFO|WARN|ERROR)\]|No workflows registered|task ?token|sdk_core|temporal_sdk/i;
 
 describe('webrl campaign run (the main job) on a fresh data dir', () => {
   let dir: string;
   let configFile: string;
   let uiPort: number;
+  let temporalPort: number;
+  let chart: string;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'webrl-main-'));
     uiPort = await freePort();
+    temporalPort = await freePort();
+    chart = join(dir, 'chart.svg');
     const config = {
       campaign: {
         name: 'first-run',
         seed: 5,
+        phases: 3,
         phase: { tasksPerPhase: 3, rolloutShardSize: 2, rolloutShardsInFlight: 2, criticBand: [0, 1] },
         environment: { testTasks: 3, demonstrationTasks: 12, maxSteps: 6, episodeDeadlineSeconds: 120 },
         training: { sftEpochs: 2, ormEpochs: 2, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 4 },
       },
       stack: {
         dataDir: join(dir, 'state'),
-        temporalPort: await freePort(),
+        temporalPort,
         temporalUiPort: uiPort,
         minioPort: await freePort(),
         minioConsolePort: await freePort(),
@@ -55,22 +68,97 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('starts the stack, runs SFT and one phase, and ends with the report and chart', async () => {
-    const run = await webrl(['campaign', 'run', '-c', configFile, '--phases', '1', '-o', join(dir, 'chart.svg')], dir);
+  async function latestRunId(): Promise<string> {
+    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    try {
+      return (await new Client({ connection, namespace: 'webrl' }).workflow.getHandle('campaign-first-run').describe()).runId;
+    } finally {
+      await connection.close();
+    }
+  }
+
+  test('starts the stack and the campaign; Ctrl-C stops the worker with one plain line', async () => {
+    const job = startWebrl(['campaign', 'run', '-c', configFile, '-o', chart], { cwd: dir, env: withoutS3Keys() });
+    // An activity of the campaign is under way: the worker is busy when the user interrupts.
+    await job.waitFor(/^phase 0\/3 · running · \w+/m, MAIN_JOB_MS);
+    job.signal('SIGINT');
+    const { code, output } = await job.exited;
+    assert.equal(code, 130, output);
+    assert.match(output, /starting MinIO/);
+    assert.match(output, /^temporal\s+.*\n^minio\s+.*\n^chromium\s+/m, 'the tool check names all three tools');
+    assert.match(output, /^worker log: .*state\/logs\/worker\.log$/m);
+    assert.match(output, new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${uiPort}/namespaces/webrl/workflows/campaign-first-run`));
+    assert.equal(
+      output.trimEnd().split('\n').at(-1),
+      'stopped: campaign first-run waits in Temporal at phase 0 of 3; run the same command to attach to it again',
+    );
+    assert.doesNotMatch(output, SDK_LOG_LINE);
+  });
+
+  test('status says in one line that no worker serves the waiting campaign', async () => {
+    const status = await webrl(['campaign', 'status', '-c', configFile], dir);
+    assert.equal(status.code, 1, status.output);
+    assert.equal(status.output.trim().split('\n').length, 1, status.output);
+    assert.match(status.output, /^webrl: campaign 'first-run' is running \(phase 0\) but no worker answers on task queue '[^']+'; start one with 'webrl worker' or 'npm run campaign'/);
+  });
+
+  test('the same command attaches and runs SFT and three phases to the report, its table printed once', async () => {
+    const run = await webrl(['campaign', 'run', '-c', configFile, '-o', chart], dir);
     assert.equal(run.code, 0, run.output);
-    assert.match(run.output, /starting MinIO/);
-    assert.match(run.output, new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${uiPort}/namespaces/webrl/workflows/campaign-first-run`));
-    // The report's table has a row per phase (SFT and phase 1), then names the chart it wrote.
+    assert.match(run.output, /campaign first-run is already running; attaching to it/);
+    // The report's table has a row per phase (SFT and phases 1-3), with the ORM column, once.
     assert.match(run.output, /^\s*0 \(SFT\)\s+\d+\.\d%/m);
-    assert.match(run.output, /^\s*1\s+\d+\.\d%/m);
+    assert.match(run.output, /^\s*3\s+\d+\.\d%/m);
+    assert.equal(run.output.match(/^\s*phase\s+test success/gm)?.length, 1, run.output);
+    assert.match(run.output, /ORM = evaluator/);
     assert.match(run.output, /chart: .*chart\.svg/);
     // Its output is a pipe here: progress comes as plain status lines, never as bars redrawn line by line.
-    assert.match(run.output, /^phase 1\/1 · running/m);
+    assert.match(run.output, /^phase 1\/3 · running/m);
     assert.doesNotMatch(run.output, /[░█]/);
-    assert.match(await readFile(join(dir, 'chart.svg'), 'utf8'), /^<svg/);
+    assert.doesNotMatch(run.output, SDK_LOG_LINE);
+    assert.match(await readFile(chart, 'utf8'), /^<svg/);
 
     const { secretAccessKey } = JSON.parse(await readFile(join(dir, 'state', 'secrets', 'minio.json'), 'utf8')) as { secretAccessKey: string };
     assert.ok(!run.output.includes(secretAccessKey), 'the generated MinIO secret is never printed');
+  });
+
+  test('campaign list shows the finished campaign once, completed at phase 3', async () => {
+    const list = await webrl(['campaign', 'list', '-c', configFile], dir);
+    assert.equal(list.code, 0, list.output);
+    const rows = list.output.trim().split('\n');
+    assert.equal(rows.length, 1, list.output);
+    assert.match(rows[0]!, /^campaign-first-run\s+completed\s+phase 3 success \d+\.\d%/);
+  });
+
+  test('the main job on a finished campaign prints its report and starts no new run', async () => {
+    const before = await latestRunId();
+    const run = await webrl(['campaign', 'run', '-c', configFile, '-o', chart], dir);
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /campaign first-run has already finished \(completed\); its report:/);
+    assert.equal(run.output.match(/^\s*phase\s+test success/gm)?.length, 1, run.output);
+    assert.doesNotMatch(run.output, /Temporal UI:|worker polling/);
+    assert.equal(await latestRunId(), before);
+  });
+
+  test('a held port is reported with a flag the main job takes', async () => {
+    const holder = await new Promise<Server>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    try {
+      const held = (holder.address() as { port: number }).port;
+      const run = await webrl(['campaign', 'run', '-c', configFile, '--data-dir', join(dir, 'other'), '--temporal-port', String(held)], dir);
+      assert.equal(run.code, 1, run.output);
+      assert.match(run.output, new RegExp(`port ${held} on 127\\.0\\.0\\.1 \\(Temporal gRPC\\) is held by another process; stop it or choose another port with --temporal-port or stack\\.temporalPort`));
+      const help = await webrl(['campaign', 'run', '--help'], dir);
+      for (const flag of ['--temporal-port', '--temporal-ui-port', '--minio-port', '--minio-console-port', '--data-dir', '--site-ports']) {
+        assert.ok(help.output.includes(flag), `campaign run takes ${flag}`);
+      }
+      const workerHelp = await webrl(['worker', '--help'], dir);
+      assert.ok(workerHelp.output.includes('--site-ports'), 'worker takes --site-ports');
+    } finally {
+      holder.close();
+    }
   });
 });
 
@@ -100,5 +188,9 @@ describe('progress bar names', () => {
     assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'training', step: 40, totalSteps: 400 }), 'fitOrmAndCriticToProbe orm');
     assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'calibrating', step: 2, totalSteps: 6 }), 'fitOrmAndCriticToProbe orm · calibrating');
     assert.equal(activityLabel('runRolloutShard', { episodes: 16, episodesDone: 3 }), 'runRolloutShard');
+  });
+  test('a rollout shard and a demonstration pass name themselves', () => {
+    assert.equal(activityLabel('runRolloutShard', { stage: 'train shard 3', episodes: 16, episodesDone: 3 }), 'runRolloutShard train shard 3');
+    assert.equal(activityLabel('collectDemonstrations', { stage: 'perturbed', episodes: 200, episodesDone: 90 }), 'collectDemonstrations perturbed');
   });
 });

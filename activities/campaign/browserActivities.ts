@@ -73,6 +73,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const oracle = await runTasks({
           ctx, runtime, config, tasks,
           prefix: ctx.key(scope, 'demonstrations', 'oracle') + '/',
+          stage: 'oracle',
           policyFor: () => createOraclePolicy(),
         });
         const rng = new Rng(scope.seed).fork('negatives');
@@ -83,6 +84,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const negatives = await runTasks({
           ctx, runtime, config, tasks: perturbed,
           prefix: ctx.key(scope, 'demonstrations', 'perturbed') + '/',
+          stage: 'perturbed',
           policyFor: () => createOraclePolicy(),
         });
         const records = async (rows: TrajectoryIndexRow[]) =>
@@ -112,6 +114,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const rows = await runTasks({
           ctx, runtime, config, tasks,
           prefix: `${base}/`,
+          stage: `${input.purpose} shard ${input.shard}`,
           policyFor: () =>
             remote ??
             (input.temperature > 0

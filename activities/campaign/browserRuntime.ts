@@ -32,7 +32,12 @@ export class BrowserRuntime {
     }
     this.worldSeed = worldSeed;
     if (!this.sites) {
-      const starting = startEmbeddedSites({ seed: worldSeed, host: this.config.sites.host, ports: this.config.sites.ports });
+      const starting = startEmbeddedSites({
+        seed: worldSeed,
+        host: this.config.sites.host,
+        ports: this.config.sites.ports,
+        portSetting: (site) => `webrl campaign run / webrl worker --site-ports ${site}=PORT, or sites.ports.${site} in the campaign file`,
+      });
       // A start that failed (a port held for a while) is not kept: the activity's retry starts again.
       starting.catch(() => {
         if (this.sites === starting) this.sites = undefined;

@@ -115,6 +115,8 @@ export function cardKey(onnxKey: string): string {
  */
 export async function withHeartbeats<T>(details: () => unknown, work: Promise<T>, everyMs = 5_000): Promise<T> {
   const context = Context.current();
+  // At once too, so whoever watches sees what this activity is doing before its first interval ends.
+  context.heartbeat(details());
   const timer = setInterval(() => context.heartbeat(details()), everyMs);
   try {
     return await work;

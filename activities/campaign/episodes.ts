@@ -67,6 +67,8 @@ export interface RunTasksRequest {
   tasks: readonly WebArenaTask[];
   /** Storage prefix of this unit of work, ending in '/'. */
   prefix: string;
+  /** What this run is within its activity (`oracle`, `train shard 3`), named in its heartbeats. */
+  stage: string;
   /** A fresh policy per task (policies may hold per-episode state). */
   policyFor(task: WebArenaTask): Policy;
   /** Per-task override of the episode options (e.g. a shorter cap for negative examples). */
@@ -101,7 +103,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
   const environment = withUnscoredTasks(new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: tasks.map(withEvalShape) }), tasks);
   const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`);
   let done = 0;
-  const progress = () => ({ episodesDone: done, episodes: tasks.length });
+  const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
   const heartbeat = () => Context.current().heartbeat(progress());
 
   const runOne = async (task: WebArenaTask): Promise<TrajectoryIndexRow> => {

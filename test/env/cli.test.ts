@@ -6,8 +6,7 @@ import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { registerEnvCommands } from '../../cli/env';
 import { registerTaskCommands } from '../../cli/tasks';
-
-const LITE_FILE = new URL('../../../shared/data/webarena-lite/test_webarena_lite.raw.json', import.meta.url).pathname;
+import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
 
 /** Runs `webrl ARGS` with the env and tasks commands; returns what it printed and the exit code. */
 async function webrl(...args: string[]): Promise<{ out: string; err: string; exitCode: number }> {
@@ -33,7 +32,7 @@ async function webrl(...args: string[]): Promise<{ out: string; err: string; exi
 
 describe('CLI', () => {
   test('tasks validate prints counts per site and eval type for the WebArena-Lite file', async () => {
-    const { out, exitCode } = await webrl('tasks', 'validate', LITE_FILE);
+    const { out, exitCode } = await webrl('tasks', 'validate', WEBARENA_LITE_TEST_FILE);
     assert.equal(exitCode, 0);
     assert.match(out, /165 tasks, all evaluators built/);
     assert.match(out, /shopping_admin\s+36/);

@@ -10,8 +10,8 @@ import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { DeterministicJudge } from '../../env/evaluators/judge';
 import { buildTasks, countTasks, readTaskFile, type LoadedTask } from '../../env/tasks/loader';
 import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/site-urls';
+import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
 
-const LITE_FILE = new URL('../../../shared/data/webarena-lite/test_webarena_lite.raw.json', import.meta.url).pathname;
 const U = WEBARENA_DEFAULT_SITE_URLS;
 
 describe('WebArena-Lite task file', () => {
@@ -23,7 +23,7 @@ describe('WebArena-Lite task file', () => {
   let fixtures = new Map<string, string>();
 
   before(async () => {
-    const configs = await readTaskFile(LITE_FILE);
+    const configs = await readTaskFile(WEBARENA_LITE_TEST_FILE);
     tasks = buildTasks(configs, { siteUrls: U, judge: new DeterministicJudge() });
     browser = await chromium.launch({ executablePath: (await ensureChromium()).path, args: CHROMIUM_ARGS });
     context = await browser.newContext();
