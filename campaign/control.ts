@@ -5,7 +5,7 @@
  */
 import { WorkflowIdReusePolicy, type Client, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { isDeepStrictEqual } from 'node:util';
+import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/schema';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
@@ -35,24 +35,35 @@ export function campaignConfigKey(name: string): string {
   return campaignKey(name, 'config.json');
 }
 
-/** Freezes the campaign's config in the store; a different config under the same name is refused. */
-async function freezeConfig(store: ArtifactStore, config: Config): Promise<string> {
+/** How many differing fields a refusal names before it says how many more there are. */
+const DIFFERENCES_NAMED = 8;
+
+/**
+ * Freezes the campaign's config in the store, atomically: of two starts racing under one name, one
+ * config is written and the other start compares against it, so a config that differs is refused,
+ * naming the fields that differ, before any workflow starts.
+ */
+async function freezeConfig(store: ArtifactStore, config: Config): Promise<{ key: string; sha256: string }> {
   const key = campaignConfigKey(config.campaign.name);
-  const existing = await store.tryGetJson<Config>(key);
-  if (existing && !isDeepStrictEqual(existing, JSON.parse(JSON.stringify(config)))) {
-    throw new CampaignError(
-      `campaign '${config.campaign.name}' already exists with a different configuration (${key}); ` +
-        'choose another campaign.name to start a new one',
-    );
+  const { created, stored } = await store.putBytesOnce(key, frozenConfigBytes(config), 'application/json');
+  if (!created) {
+    const differing = differingFields(JSON.parse(stored.toString('utf8')), JSON.parse(frozenConfigBytes(config)));
+    if (differing.length) {
+      const named = differing.slice(0, DIFFERENCES_NAMED).join(', ') + (differing.length > DIFFERENCES_NAMED ? ` and ${differing.length - DIFFERENCES_NAMED} more` : '');
+      throw new CampaignError(
+        `campaign '${config.campaign.name}' already exists with a different configuration (${key}); differing: ${named}. ` +
+          'Start it with the same config, or choose another campaign.name to start a new one',
+      );
+    }
   }
-  if (!existing) await store.putJson(key, config);
-  return key;
+  return { key, sha256: configSha256(stored) };
 }
 
-export function initialCampaignInput(config: Config, configKey: string): CampaignWorkflowInput {
+export function initialCampaignInput(config: Config, frozen: { key: string; sha256: string }): CampaignWorkflowInput {
   return {
     campaignId: config.campaign.name,
-    configKey,
+    configKey: frozen.key,
+    configSha256: frozen.sha256,
     seed: config.campaign.seed,
     phases: config.campaign.phases,
     settings: config.campaign.phase,
@@ -83,7 +94,7 @@ export function parseForkPoint(text: string): ForkPoint {
  * campaign's own (same artifacts, by reference, so nothing is copied or recomputed), and the workflow
  * starts with the next phase and the source's models, replay buffer and failed tasks.
  */
-async function forkedCampaignInput(store: ArtifactStore, config: Config, configKey: string, from: ForkPoint): Promise<CampaignWorkflowInput> {
+async function forkedCampaignInput(store: ArtifactStore, config: Config, frozen: { key: string; sha256: string }, from: ForkPoint): Promise<CampaignWorkflowInput> {
   const name = config.campaign.name;
   if (from.campaign === name) throw new CampaignError(`--from: campaign '${name}' cannot continue from itself`);
   if (from.phase >= config.campaign.phases) {
@@ -105,7 +116,7 @@ async function forkedCampaignInput(store: ArtifactStore, config: Config, configK
     history.push(published.data.summary);
     carry = published.data.carry;
   }
-  return { ...initialCampaignInput(config, configKey), nextPhase: from.phase + 1, history, ...(carry ? { carry } : {}) };
+  return { ...initialCampaignInput(config, frozen), nextPhase: from.phase + 1, history, ...(carry ? { carry } : {}) };
 }
 
 export async function startCampaign(
@@ -114,9 +125,9 @@ export async function startCampaign(
   config: Config,
   options: { from?: ForkPoint } = {},
 ): Promise<WorkflowHandle<typeof campaignWorkflow>> {
-  const configKey = await freezeConfig(store, config);
+  const frozen = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
-  const input = options.from ? await forkedCampaignInput(store, config, configKey, options.from) : initialCampaignInput(config, configKey);
+  const input = options.from ? await forkedCampaignInput(store, config, frozen, options.from) : initialCampaignInput(config, frozen);
   return client.workflow.start(campaignWorkflow, {
     workflowId: id,
     taskQueue: config.temporal.taskQueues.control,
@@ -129,7 +140,8 @@ export async function startCampaign(
         phases: config.campaign.phases,
         phase: config.campaign.phase,
         s3: `${config.s3.endpoint}/${config.s3.bucket}/${config.s3.prefix}${campaignKey(config.campaign.name)}`,
-        configKey,
+        configKey: frozen.key,
+        configSha256: frozen.sha256,
         ...(options.from ? { forkedFrom: options.from } : {}),
       },
     },

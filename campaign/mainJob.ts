@@ -7,15 +7,17 @@
  * command again picks it up. A campaign that finished earlier is only reported, never run again.
  */
 import cliProgress from 'cli-progress';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../config/settings';
+import { OutageWatch, unreachableServer, watchStorage } from '../infra/outage';
 import { stackPaths, stackUp } from '../infra/stack';
 import { describeTool, ensureTools, type Log } from '../infra/tools';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
 import { installSdkLogFile } from '../workers/logFile';
-import { ALL_QUEUES, runWorkers } from '../workers/run';
+import { ALL_QUEUES, superviseWorkers } from '../workers/run';
 import { progressQuery, type campaignWorkflow } from '../workflows/campaign';
 import type { CampaignProgress } from '../workflows/campaignTypes';
 import { campaignHandle, startCampaign } from './control';
@@ -50,8 +52,7 @@ export function activityLabel(type: string, beat: Record<string, unknown>): stri
 }
 
 /** What each pending activity reports in its heartbeats, as done/total for a progress bar. */
-async function pendingProgress(handle: WorkflowHandle<typeof campaignWorkflow>): Promise<ActivityProgress[]> {
-  const description = await handle.describe();
+function pendingProgress(description: WorkflowExecutionDescription): ActivityProgress[] {
   return (description.raw.pendingActivities ?? []).map((activity) => {
     const beat = decodeHeartbeat(activity.heartbeatDetails) ?? {};
     const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? 0);
@@ -154,20 +155,19 @@ export type MainJobOutcome =
 
 /**
  * Live view until the campaign ends (its result), the user interrupts (undefined), or the worker
- * stops on its own (thrown: without it nothing would ever move again).
+ * stops for good (thrown: without it nothing would ever move again). A Temporal server that stops
+ * answering is waited for: the view says so once and carries on when it is back.
  */
 async function watch(
   handle: WorkflowHandle<typeof campaignWorkflow>,
   log: Log,
   interrupt: AbortSignal,
   workers: Promise<void>,
+  outages: OutageWatch,
 ): Promise<{ result?: CampaignProgress; last?: CampaignProgress }> {
   // cli-progress draws on stderr; without a terminal there, its bars would print a line per redraw.
   const view = process.stderr.isTTY ? barView() : plainView(log);
-  const result = handle.result() as Promise<CampaignProgress>;
-  let finished = false;
   let workerFailure: unknown;
-  void result.finally(() => (finished = true)).catch(() => undefined);
   workers.then(
     () => (workerFailure ??= new Error('the worker stopped')),
     (error: unknown) => (workerFailure ??= error),
@@ -176,27 +176,43 @@ async function watch(
   let status = 'starting';
   let last: CampaignProgress | undefined;
   try {
-    while (!finished && !interrupt.aborted) {
+    while (!interrupt.aborted) {
       if (workerFailure) throw workerFailure;
-      const progress = await handle.query(progressQuery).catch(() => undefined);
-      if (progress) {
-        last = progress;
-        const phase = progress.history[progress.history.length - 1];
-        status =
-          `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
-          (phase ? ` · last test success ${(100 * phase.successRate).toFixed(1)}%` : '') +
-          (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
+      try {
+        const description = await handle.describe();
+        outages.up('Temporal');
+        // The latest run has ended: completed, or failed for good (result() throws then).
+        if (description.status.name !== 'RUNNING') return { result: (await handle.result()) as CampaignProgress };
+        const progress = await handle.query(progressQuery).catch(() => undefined);
+        if (progress) {
+          last = progress;
+          const phase = progress.history[progress.history.length - 1];
+          status =
+            `phase ${progress.phase}/${progress.phases} · ${progress.status}${progress.activity ? ` · ${progress.activity}` : ''}` +
+            (phase ? ` · last test success ${(100 * phase.successRate).toFixed(1)}%` : '') +
+            (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
+        }
+        view.show(status, pendingProgress(description));
+      } catch (error) {
+        if (unreachableServer(error) !== 'Temporal') throw error;
+        outages.down('Temporal');
       }
-      view.show(status, await pendingProgress(handle).catch(() => []));
-      await Promise.race([result.catch(() => undefined), interrupted, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      await Promise.race([interrupted, delay(1000)]);
     }
   } finally {
     view.stop();
   }
-  return finished ? { result: await result } : { ...(last ? { last } : {}) };
+  return { ...(last ? { last } : {}) };
 }
 
-export async function runMainJob(loaded: Settings, log: Log, interrupt: AbortSignal): Promise<{ outcome: MainJobOutcome; settings: Settings }> {
+export interface MainJobOptions {
+  /** Ctrl-C: stop watching and stop the worker; the campaign waits in Temporal. */
+  interrupt: AbortSignal;
+  /** How long a Temporal or storage outage is waited for before the job gives up. */
+  outageLimitMs: number;
+}
+
+export async function runMainJob(loaded: Settings, log: Log, options: MainJobOptions): Promise<{ outcome: MainJobOutcome; settings: Settings }> {
   const tools = await ensureTools(log);
   for (const tool of Object.values(tools)) log(describeTool(tool));
   const endpoints = await stackUp(loaded.config, {
@@ -220,16 +236,23 @@ export async function runMainJob(loaded: Settings, log: Log, interrupt: AbortSig
     const sdkLog = join(stackPaths(settings.config).logDir, 'worker.log');
     installSdkLogFile(sdkLog);
     log(`worker log: ${sdkLog}`);
+    const outages = new OutageWatch(log, options.outageLimitMs, (server) =>
+      server === 'Temporal' ? `the Temporal server at ${settings.config.temporal.address}` : `storage at ${settings.config.s3.endpoint}`,
+    );
     const stop = new AbortController();
-    const workers = runWorkers(settings, ALL_QUEUES, stop.signal);
+    // Both end only when stopped; either failing for good ends the watch.
+    const background = Promise.all([
+      superviseWorkers(settings, ALL_QUEUES, stop.signal, outages),
+      watchStorage(() => store.checkAccess(), outages, stop.signal),
+    ]).then(() => undefined);
     try {
       const handle = await attachOrStart(client, store, settings, log);
       log(`Temporal UI: ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows/${handle.workflowId}`);
-      const { result, last } = await watch(handle, log, interrupt, workers);
+      const { result, last } = await watch(handle, log, options.interrupt, background, outages);
       return { outcome: result ? { kind: 'finished', progress: result } : { kind: 'interrupted', ...(last ? { progress: last } : {}) }, settings };
     } finally {
       stop.abort();
-      await workers.catch(() => undefined);
+      await background.catch(() => undefined);
     }
   } finally {
     await client.connection.close();

@@ -10,6 +10,8 @@ import { phaseKey } from '../storage/keys';
 export interface PhaseManifestData {
   campaignId: string;
   phase: number;
+  /** sha256 of the frozen campaign config the phase ran under (absent in phases published before it existed). */
+  configSha256?: string;
   summary: PhaseSummary;
   carry: CarryOver;
   artifacts: {

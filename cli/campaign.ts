@@ -24,7 +24,8 @@ import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
 import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';
 import { stackEndpoints } from '../infra/stack';
-import { sitePortOverrides, stackOverrides, withSitePortFlags, withStackFlags, type SitePortFlags, type StackFlags } from './flags';
+import { UsageError } from './errors';
+import { sitePortOverrides, stackOverrides, withOutageFlag, withSitePortFlags, withStackFlags, type OutageFlags, type SitePortFlags, type StackFlags } from './flags';
 
 const say = (message: string) => console.log(message);
 
@@ -63,7 +64,7 @@ function parseAssignments(pairs: string[]): Partial<PhaseSettings> {
   const update: Record<string, unknown> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new Error(`expected key=value, got '${pair}'`);
+    if (at <= 0) throw new UsageError(`expected key=value, got '${pair}'`);
     update[pair.slice(0, at)] = parseYaml(pair.slice(at + 1));
   }
   return update as Partial<PhaseSettings>;
@@ -92,7 +93,7 @@ function withCommon(command: Command): Command {
 export function registerCampaignCommands(program: Command): void {
   const campaign = program.command('campaign').description('start, watch and steer training campaigns');
 
-  withSitePortFlags(
+  withOutageFlag(withSitePortFlags(
     withStackFlags(
       withCommon(
         campaign
@@ -104,7 +105,7 @@ export function registerCampaignCommands(program: Command): void {
           .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
       ),
     ),
-  ).action(async (flags: CommonFlags & StackFlags & SitePortFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
+  )).action(async (flags: CommonFlags & StackFlags & SitePortFlags & OutageFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
     const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
     const loaded = await loadSettings(flags.config, process.env, {
       'campaign.name': flags.name,
@@ -120,7 +121,7 @@ export function registerCampaignCommands(program: Command): void {
     process.once('SIGINT', onInterrupt);
     process.once('SIGTERM', onInterrupt);
     try {
-      const { outcome, settings } = await runMainJob(loaded, say, interrupt.signal);
+      const { outcome, settings } = await runMainJob(loaded, say, { interrupt: interrupt.signal, outageLimitMs: flags.outageLimit * 1000 });
       const name = settings.config.campaign.name;
       if (outcome.kind === 'interrupted') {
         const where = outcome.progress ? ` at phase ${outcome.progress.phase} of ${outcome.progress.phases}` : '';

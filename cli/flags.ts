@@ -3,7 +3,7 @@
  * `worker`) and where a browser worker serves the embedded sites (`campaign run`, `worker`), so the
  * fix a port-conflict message names works on the command that hit it.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/site-urls';
 
 export interface StackFlags {
@@ -67,4 +67,22 @@ export function stackOverrides(flags: StackFlags): Record<string, unknown> {
 
 export function sitePortOverrides(flags: SitePortFlags): Record<string, unknown> {
   return Object.fromEntries(Object.entries(flags.sitePorts ?? {}).map(([site, port]) => [`sites.ports.${site}`, port]));
+}
+
+export interface OutageFlags {
+  /** Seconds. */
+  outageLimit: number;
+}
+
+/** How long a long-running command waits for Temporal or storage to answer again (default a day). */
+export function withOutageFlag(command: Command): Command {
+  return command.option(
+    '--outage-limit <seconds>',
+    'how long to wait for Temporal or storage to answer again before giving up',
+    (value: string) => {
+      if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('expected a whole number of seconds');
+      return Number(value);
+    },
+    86_400,
+  );
 }

@@ -1,17 +1,25 @@
 /**
- * The `webrl` command line. Errors from bad input print as one clear message, not a stack trace.
+ * The `webrl` command line. Failures print as one line that says what to do (cli/errors.ts); usage
+ * errors exit 2, refused requests and other failures 1.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
+import { describeFailure, UsageError } from './errors';
 import { registerCampaignCommands } from './campaign';
 import { registerEnvCommands } from './env';
 import { registerRolloutCommand } from './rollout';
 import { registerStackCommands } from './stack';
 import { registerTaskCommands } from './tasks';
 
+// --debug (anywhere on the line) adds the stack trace to a failure's one line.
+const debug = process.argv.includes('--debug');
+const argv = process.argv.filter((arg) => arg !== '--debug');
+
 const program = new Command()
   .name('webrl')
-  .description('WebRL training campaigns as durable Temporal workflows')
-  .showHelpAfterError();
+  .description('WebRL training campaigns as durable Temporal workflows (--debug: stack traces on failure)')
+  .showHelpAfterError()
+  // Usage errors are thrown, not exited on, so they get their own exit code (2).
+  .exitOverride();
 
 registerStackCommands(program);
 registerCampaignCommands(program);
@@ -19,21 +27,17 @@ registerRolloutCommand(program);
 registerEnvCommands(program);
 registerTaskCommands(program);
 
-const EXPECTED_ERRORS = new Set([
-  'ConfigError',
-  'SecretsError',
-  'StackError',
-  'ToolNotAvailableError',
-  'StoragePermanentError',
-  'CampaignError',
-  'NoWorkerError',
-  'TaskConfigError',
-]);
-
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (error) {
-  const failure = error as Error;
-  console.error(EXPECTED_ERRORS.has(failure.name) ? `webrl: ${failure.message}` : failure);
-  process.exitCode = 1;
+  if (error instanceof CommanderError) {
+    // Commander has printed the message (or the help); exit 2 for a usage error, 0 for --help.
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else {
+    const line = describeFailure(error);
+    console.error(`webrl: ${line ?? (error as Error)?.message ?? String(error)}`);
+    if (debug) console.error(error);
+    else if (!line) console.error('webrl: (run again with --debug for the stack trace)');
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  }
 }

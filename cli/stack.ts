@@ -8,8 +8,10 @@ import { environmentS3Credentials, loadSettings, type Settings } from '../config
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { connectClient } from '../temporal/connection';
-import { ALL_QUEUES, runWorkers, type QueueName } from '../workers/run';
-import { sitePortOverrides, stackOverrides, withSitePortFlags, withStackFlags, type SitePortFlags, type StackFlags } from './flags';
+import { ALL_QUEUES, runWorkers, superviseWorkers, type QueueName } from '../workers/run';
+import { OutageWatch } from '../infra/outage';
+import { UsageError } from './errors';
+import { sitePortOverrides, stackOverrides, withOutageFlag, withSitePortFlags, withStackFlags, type OutageFlags, type SitePortFlags, type StackFlags } from './flags';
 import type { RoundTripResult } from '../workflows/artifactRoundTrip';
 
 const say = (message: string) => console.log(message);
@@ -116,14 +118,23 @@ export function registerStackCommands(program: Command): void {
       say(JSON.stringify(config, null, 2));
     });
 
-  withSitePortFlags(
-    withConfigAndStackFlags(
-      program.command('worker').description('run workers (default: every task queue) against the configured Temporal and S3'),
-    ).option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES),
-  ).action(async (flags: StackFlags & SitePortFlags & { queue: string[] }) => {
+  withOutageFlag(
+    withSitePortFlags(
+      withConfigAndStackFlags(
+        program.command('worker').description('run workers (default: every task queue) against the configured Temporal and S3'),
+      ).option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES),
+    ),
+  ).action(async (flags: StackFlags & SitePortFlags & OutageFlags & { queue: string[] }) => {
     const unknown = flags.queue.filter((q) => !ALL_QUEUES.includes(q as QueueName));
-    if (unknown.length) throw new Error(`--queue: unknown task queue ${unknown.join(', ')}; expected ${ALL_QUEUES.join(', ')}`);
+    if (unknown.length) throw new UsageError(`--queue: unknown task queue ${unknown.join(', ')}; expected ${ALL_QUEUES.join(', ')}`);
     const settings = await loadSettings(flags.config, process.env, { ...stackOverrides(flags), ...sitePortOverrides(flags) });
-    await runWorkers(settings, flags.queue as QueueName[]);
+    const outages = new OutageWatch(say, flags.outageLimit * 1000, (server) =>
+      server === 'Temporal' ? `the Temporal server at ${settings.config.temporal.address}` : `storage at ${settings.config.s3.endpoint}`,
+    );
+    // SIGINT / SIGTERM end it: the SDK's default handlers shut the workers down, which ends the loop.
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    process.once('SIGTERM', () => stop.abort());
+    await superviseWorkers(settings, flags.queue as QueueName[], stop.signal, outages);
   });
 }

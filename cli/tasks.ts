@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { DeterministicJudge } from '../env/evaluators/judge';
 import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/site-urls';
-import { loadTaskFile } from '../env/tasks/loader';
+import { DEFAULT_MAX_TASK_FILE_BYTES, loadTaskFile } from '../env/tasks/loader';
 
 function table(title: string, counts: Record<string, number>): string {
   const rows = Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
@@ -15,10 +15,11 @@ export function registerTaskCommands(program: Command): void {
     .command('validate <file>')
     .description('validate a task file and build its evaluators; prints counts per site and eval type')
     .option('--site-url <pairs...>', 'SITE=URL for a placeholder (default: the stock WebArena addresses)')
-    .action(async (file: string, options: { siteUrl?: string[] }) => {
+    .option('--max-bytes <n>', 'refuse a task file larger than this', (value: string) => Number(value), DEFAULT_MAX_TASK_FILE_BYTES)
+    .action(async (file: string, options: { siteUrl?: string[]; maxBytes: number }) => {
       const siteUrls = { ...WEBARENA_DEFAULT_SITE_URLS, ...parseSiteUrlPairs(options.siteUrl ?? []) };
       try {
-        const { counts } = await loadTaskFile(file, { siteUrls, judge: new DeterministicJudge() });
+        const { counts } = await loadTaskFile(file, { siteUrls, judge: new DeterministicJudge(), maxBytes: options.maxBytes });
         console.log(`${file}: ${counts.total} tasks, all evaluators built`);
         console.log(table('per site (a task counts under each of its sites):', counts.bySite));
         console.log(table('per eval type:', counts.byEvalType));

@@ -143,5 +143,9 @@ export async function loadConfig(
   } catch (error) {
     throw new ConfigError(file, [`not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`]);
   }
+  // An empty file is more likely a mistake (the wrong file, a failed write) than a wish for defaults.
+  if (raw === null || raw === undefined || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0)) {
+    throw new ConfigError(file, ['(root): the campaign file is empty; it needs at least campaign.name (leave out -c for all defaults)']);
+  }
   return parseConfig(raw, file, env, overrides);
 }

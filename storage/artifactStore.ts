@@ -327,9 +327,29 @@ export class ArtifactStore {
   }
 
   /**
+   * Writes `body` unless the key already holds an object (If-None-Match: *), atomically: of several
+   * writers racing, exactly one creates it and every other gets the stored bytes back.
+   */
+  async putBytesOnce(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<{ created: boolean; stored: Buffer }> {
+    const buffer = typeof body === 'string' ? Buffer.from(body) : body;
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: buffer, ContentType: contentType, IfNoneMatch: '*' }),
+      );
+      return { created: true, stored: buffer };
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412 || (error as { name?: string }).name === 'PreconditionFailed') {
+        return { created: false, stored: await this.getBytes(key) };
+      }
+      throw classifyStorageError(error, this.target, 'PutObject (if absent)', key);
+    }
+  }
+
+  /**
    * Publishes a manifest after checking that every object it lists is stored with the listed size.
-   * The put is conditional (If-None-Match: *): a manifest is written once, and a second publisher
-   * (a retried activity that raced a finished one) gets the first manifest back.
+   * The put is conditional: a manifest is written once, and a second publisher (a retried activity
+   * that raced a finished one) gets the first manifest back.
    */
   async publishManifest<T>(key: string, objects: ObjectInfo[], data: T): Promise<Manifest<T>> {
     for (const object of objects) {
@@ -339,24 +359,8 @@ export class ArtifactStore {
       }
     }
     const manifest: Manifest<T> = { schema: 'webrl.manifest/1', objects, data };
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.fullKey(key),
-          Body: `${JSON.stringify(manifest, null, 2)}\n`,
-          ContentType: 'application/json',
-          IfNoneMatch: '*',
-        }),
-      );
-      return manifest;
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 412 || (error as { name?: string }).name === 'PreconditionFailed') {
-        return (await this.getJson<Manifest<T>>(key));
-      }
-      throw classifyStorageError(error, this.target, 'PutObject (manifest)', key);
-    }
+    const { created, stored } = await this.putBytesOnce(key, `${JSON.stringify(manifest, null, 2)}\n`, 'application/json');
+    return created ? manifest : (JSON.parse(stored.toString('utf8')) as Manifest<T>);
   }
 
   destroy(): void {

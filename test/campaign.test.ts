@@ -12,7 +12,8 @@ import type { Client } from '@temporalio/client';
 import { CampaignContext } from '../activities/campaign/context';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
-import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
+import { campaignConfigKey, campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
+import { configSha256 } from '../config/frozen';
 import { parseConfig } from '../config/load';
 import { readPhaseManifests } from '../campaign/manifest';
 import type { Config } from '../config/schema';
@@ -283,7 +284,14 @@ describe('the durable campaign on the real stack', () => {
       const uninterrupted = (await readPhaseManifests(reference, NAME)).slice(0, 2);
       assert.equal(crashed.length, 2);
       assert.equal(uninterrupted.length, 2, 'the uninterrupted reference run (the retry test) is missing');
-      assert.deepEqual(crashed, uninterrupted);
+      // Each phase names the config it ran under: its own campaign's frozen config (the two runs'
+      // configs differ only in their storage prefix); everything else is equal.
+      const frozenSha256 = async (s: ArtifactStore) => configSha256(await s.getBytes(campaignConfigKey(NAME)));
+      const [crashedConfig, uninterruptedConfig] = [await frozenSha256(store), await frozenSha256(reference)];
+      assert.ok(crashed.every((m) => m.data.configSha256 === crashedConfig));
+      assert.ok(uninterrupted.every((m) => m.data.configSha256 === uninterruptedConfig));
+      const withoutConfig = (manifests: typeof crashed) => manifests.map((m) => ({ ...m, data: { ...m.data, configSha256: undefined } }));
+      assert.deepEqual(withoutConfig(crashed), withoutConfig(uninterrupted));
     } finally {
       if (worker.exitCode === null && worker.signalCode === null) {
         process.kill(-worker.pid!, 'SIGKILL');

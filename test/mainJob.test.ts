@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { activityLabel, PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
-import { freePort } from '../infra/processes';
 import { runWebrl, startWebrl } from './harness/cli';
+import { writeMainJobCampaign } from './harness/mainJob';
 
 /** The environment of a user who set no S3 keys. */
 function withoutS3Keys(): NodeJS.ProcessEnv {
@@ -38,30 +38,8 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'webrl-main-'));
-    uiPort = await freePort();
-    temporalPort = await freePort();
     chart = join(dir, 'chart.svg');
-    const config = {
-      campaign: {
-        name: 'first-run',
-        seed: 5,
-        phases: 3,
-        phase: { tasksPerPhase: 3, rolloutShardSize: 2, rolloutShardsInFlight: 2, criticBand: [0, 1] },
-        environment: { testTasks: 3, demonstrationTasks: 12, maxSteps: 6, episodeDeadlineSeconds: 120 },
-        training: { sftEpochs: 2, ormEpochs: 2, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 4 },
-      },
-      stack: {
-        dataDir: join(dir, 'state'),
-        temporalPort,
-        temporalUiPort: uiPort,
-        minioPort: await freePort(),
-        minioConsolePort: await freePort(),
-      },
-      concurrency: { browserContexts: 2 },
-      sites: { ports: { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() } },
-    };
-    configFile = join(dir, 'campaign.json');
-    await writeFile(configFile, JSON.stringify(config));
+    ({ configFile, temporalPort, temporalUiPort: uiPort } = await writeMainJobCampaign(dir, { name: 'first-run', seed: 5, phases: 3 }));
   });
   after(async () => {
     await webrl(['stack', 'down', '-c', configFile], dir);

@@ -15,6 +15,8 @@ import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import type { Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
+import { keepRunning, type OutageWatch } from '../infra/outage';
+import { portIsFree, StackError } from '../infra/processes';
 import { connectWorker } from '../temporal/connection';
 import { createWorker } from './factory';
 
@@ -23,8 +25,36 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 export type QueueName = 'control' | 'browser' | 'train';
 export const ALL_QUEUES: QueueName[] = ['control', 'browser', 'train'];
 
-export async function runWorkers(settings: Settings, queues: QueueName[], signal?: AbortSignal): Promise<void> {
+/**
+ * The embedded sites' ports that another process holds now. A browser worker serves the sites on
+ * fixed ports (so observations are the same after a restart); a second worker on the same machine
+ * would fail every browser activity on them.
+ */
+async function heldSitePorts(config: Settings['config']): Promise<string[]> {
+  const ports = Object.entries(config.sites.ports);
+  const free = await Promise.all(ports.map(([, port]) => portIsFree(config.sites.host, port)));
+  return ports.filter((_, i) => !free[i]).map(([site, port]) => `${site} ${config.sites.host}:${port}`);
+}
+
+export interface RunWorkersOptions {
+  /** Called once the workers poll their task queues. */
+  onPolling?(): void;
+}
+
+export async function runWorkers(settings: Settings, requested: QueueName[], signal?: AbortSignal, options: RunWorkersOptions = {}): Promise<void> {
   const { config, secrets } = settings;
+  let queues = requested;
+  if (queues.includes('browser')) {
+    const held = await heldSitePorts(config);
+    if (held.length) {
+      queues = queues.filter((queue) => queue !== 'browser');
+      console.log(
+        `not serving browser work: the embedded sites' ports are held (${held.join(', ')}), probably by another worker on this machine; ` +
+          'it serves the browser queue. Give this one ports of its own with --site-ports SITE=PORT,... (or sites.ports) to serve it too',
+      );
+      if (!queues.length) throw new StackError('nothing left to serve: this worker was asked for the browser queue only');
+    }
+  }
   const store = new ArtifactStore(config.s3, secrets.s3);
   await store.checkAccess();
   const ctx = new CampaignContext(store, join(resolve(config.stack.dataDir), 'work'));
@@ -53,10 +83,23 @@ export async function runWorkers(settings: Settings, queues: QueueName[], signal
     }
     signal?.addEventListener('abort', () => workers.forEach((worker) => worker.shutdown()), { once: true });
     console.log(`worker polling task queues ${queues.map((q) => `'${config.temporal.taskQueues[q]}'`).join(', ')} on ${config.temporal.address}`);
+    options.onPolling?.();
     await Promise.all(workers.map((worker) => worker.run()));
   } finally {
     await connection.close();
     await runtime?.close();
     store.destroy();
   }
+}
+
+/**
+ * Runs the workers until `signal` aborts, starting them again whenever they stop because Temporal or
+ * storage does not answer (the outage is told once, and its end); other failures are thrown.
+ */
+export function superviseWorkers(settings: Settings, queues: QueueName[], signal: AbortSignal, outages: OutageWatch): Promise<void> {
+  const back = () => {
+    outages.up('Temporal');
+    outages.up('storage');
+  };
+  return keepRunning(() => runWorkers(settings, queues, signal, { onPolling: back }), outages, signal);
 }

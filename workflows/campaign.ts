@@ -155,7 +155,13 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     }
   }
 
-  const scope: PhaseScope = { campaignId: input.campaignId, configKey: input.configKey, phase, seed: input.seed };
+  const scope: PhaseScope = {
+    campaignId: input.campaignId,
+    configKey: input.configKey,
+    ...(input.configSha256 ? { configSha256: input.configSha256 } : {}),
+    phase,
+    seed: input.seed,
+  };
 
   /** Rolls out every task of `tasks` in shards, with a bounded number of shards in flight. */
   async function rollouts(tasks: DatasetRef, actor: string, purpose: 'train' | 'eval' | 'probe'): Promise<ShardResult[]> {

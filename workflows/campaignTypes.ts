@@ -80,6 +80,8 @@ export interface CampaignInput {
   campaignId: string;
   /** S3 key of the frozen campaign config (activities read it; the workflow never does I/O). */
   configKey: string;
+  /** sha256 of the frozen config's bytes; activities refuse a config that does not match (absent in runs started before it existed). */
+  configSha256?: string;
   seed: number;
   /** RL phases after SFT (phase 0). */
   phases: number;
@@ -109,6 +111,7 @@ export interface CampaignProgress {
 export interface PhaseScope {
   campaignId: string;
   configKey: string;
+  configSha256?: string;
   phase: number;
   seed: number;
 }

@@ -67,7 +67,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
   return {
     async collectDemonstrations(scope) {
       return ctx.once(ctx.key(scope, 'demonstrations', 'datasets'), async () => {
-        const config = await ctx.config(scope.configKey);
+        const config = await ctx.config(scope);
         const train = ctx.split(config.campaign.environment.worldSeed, 'train');
         const tasks = demonstrationTasks(train, config.campaign.environment.demonstrationTasks, scope.seed);
         const oracle = await runTasks({
@@ -105,7 +105,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
     async runRolloutShard(input): Promise<ShardResult> {
       const base = ctx.key(input, 'rollouts', input.purpose, `shard-${String(input.shard).padStart(4, '0')}`);
       return ctx.once(base, async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const tasks = (await ctx.readDataset<WebArenaTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
         // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
@@ -129,7 +129,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
 
     async filterTasksByCritic(input) {
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const candidates = await ctx.readDataset<WebArenaTask>(input.candidates);
         const secrets = loadModelSecrets();
         const signal = Context.current().cancellationSignal;

@@ -4,10 +4,12 @@
  * locally by key, and the rule that makes activities idempotent: an output published under a manifest
  * is returned as it is, never produced twice.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdir, rename } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { configSha256 } from '../../config/frozen';
+import { cachedUnlessFailed } from './retryableCache';
 import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/schema';
 import { generateSplits, type Split } from '../../env/tasks/generate';
@@ -26,13 +28,23 @@ export class CampaignContext {
     readonly workDir: string,
   ) {}
 
-  config(configKey: string): Promise<Config> {
-    let config = this.configs.get(configKey);
-    if (!config) {
-      config = this.store.getJson(configKey).then((raw) => parseConfig(raw, configKey));
-      this.configs.set(configKey, config);
-    }
-    return config;
+  /**
+   * The campaign's frozen config; with a checksum (every scope of a campaign started since there is
+   * one), a stored config that does not match it is refused: the activity must not run under a
+   * config other than the one its workflow was started with.
+   */
+  config(ref: { configKey: string; configSha256?: string }): Promise<Config> {
+    return cachedUnlessFailed(this.configs, `${ref.configKey}#${ref.configSha256 ?? ''}`, async () => {
+      const bytes = await this.store.getBytes(ref.configKey);
+      const sha256 = configSha256(bytes);
+      if (ref.configSha256 && sha256 !== ref.configSha256) {
+        throw ApplicationFailure.nonRetryable(
+          `the stored campaign config ${ref.configKey} (sha256 ${sha256}) is not the one this campaign was started with (sha256 ${ref.configSha256})`,
+          'ConfigMismatch',
+        );
+      }
+      return parseConfig(JSON.parse(bytes.toString('utf8')), ref.configKey);
+    });
   }
 
   /** The embedded environment's task splits (generated deterministically from the world seed). */

@@ -87,7 +87,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
     async generateTasks(input) {
       const key = ctx.key(input, 'tasks', 'candidates');
       return ctx.once(key, async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const { worldSeed } = config.campaign.environment;
         const train = ctx.split(worldSeed, 'train');
         let tasks: WebArenaTask[];
@@ -162,7 +162,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
 
     async evaluationTasks(scope) {
       return ctx.once(ctx.key(scope, 'tasks', 'test'), async () => {
-        const config = await ctx.config(scope.configKey);
+        const config = await ctx.config(scope);
         const { worldSeed, testTasks } = config.campaign.environment;
         const test = ctx.split(worldSeed, 'test');
         // The same sample every phase, so phases are compared on the same tasks.
@@ -190,6 +190,8 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
     },
 
     async publishPhase(input) {
+      // Refuses to publish under a config other than the campaign's (see CampaignContext.config).
+      await ctx.config(input);
       const key = phaseManifestKey(input.campaignId, input.phase);
       const summary: PhaseSummary = { phase: input.phase, manifestKey: key, ...input.numbers };
       const datasets = [input.tasks, input.rewards, input.experience, input.carry.failedTasks, input.carry.replayBuffer];
@@ -201,6 +203,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
       const data: PhaseManifestData = {
         campaignId: input.campaignId,
         phase: input.phase,
+        ...(input.configSha256 ? { configSha256: input.configSha256 } : {}),
         summary,
         carry: input.carry,
         artifacts: { tasks: input.tasks, rewards: input.rewards, experience: input.experience, evaluation: input.evaluation },

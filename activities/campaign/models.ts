@@ -1,5 +1,6 @@
 /**
- * Models by storage key, loaded once per worker (ONNX sessions are reused across activities).
+ * Models by storage key, loaded once per worker (ONNX sessions are reused across activities); a load
+ * that failed is tried again by the next activity that needs the model.
  */
 import { Actor } from '../../models/actor';
 import { loadModel, type ModelKind } from '../../models/checkpoint';
@@ -7,6 +8,7 @@ import { Critic } from '../../models/critic';
 import { Orm, outcomeState } from '../../models/orm';
 import type { ModelState } from '../../models/state';
 import type { CampaignContext } from './context';
+import { cachedUnlessFailed } from './retryableCache';
 import type { TrajectoryRecord } from './episodes';
 
 export class ModelCache {
@@ -15,12 +17,7 @@ export class ModelCache {
   constructor(private readonly ctx: CampaignContext) {}
 
   private async load<T extends Actor | Critic | Orm>(key: string, kind: ModelKind, wrap: (handle: Awaited<ReturnType<typeof loadModel>>) => T): Promise<T> {
-    let model = this.loaded.get(key);
-    if (!model) {
-      model = this.ctx.localFile(key, { withCard: true }).then(async (path) => wrap(await loadModel(path, { kind })));
-      this.loaded.set(key, model);
-    }
-    return model as Promise<T>;
+    return cachedUnlessFailed(this.loaded, key, async () => wrap(await loadModel(await this.ctx.localFile(key, { withCard: true }), { kind }))) as Promise<T>;
   }
 
   actor(key: string): Promise<Actor> {

@@ -78,7 +78,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     const key = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.onnx`);
     const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.train-state`);
     return ctx.once(key, async () => {
-      const config = await ctx.config(spec.scope.configKey);
+      const config = await ctx.config(spec.scope);
       if (config.models.trainer.backend === 'external') return trainExternally(spec, key, config.models.trainer, config.campaign.training.batchSize);
       const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
       await mkdir(dir, { recursive: true });
@@ -198,7 +198,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
   return {
     async trainSft(input) {
       return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const { training } = config.campaign;
         const actor = await trainModel({ scope: input, name: 'actor', objective: 'actor-sft', data: input.demonstrations, epochs: training.sftEpochs });
         const critic = await trainModel({ scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
@@ -210,7 +210,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
 
     async fitOrmAndCriticToProbe(input) {
       return ctx.once(ctx.key(input, 'checkpoints', 'probe-fit'), async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const { training } = config.campaign;
         // Only the evaluators' labels are used: a task without an evaluator says nothing here.
         const graded = (await records(input.shards)).filter((record) => record.graded && record.rounds.length > 0);
@@ -240,7 +240,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
 
     async scoreWithOrm(input) {
       return ctx.once(ctx.key(input, 'rewards'), async () => {
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const remote = remoteOrm(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         const rows = (await Promise.all(input.shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
         const all = await records(input.shards);
@@ -296,7 +296,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         // Replay: earlier phases' successes, kept where the current actor finds them neither mastered
         // nor alien (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps.
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
-        const config = await ctx.config(input.configKey);
+        const config = await ctx.config(input);
         const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         let logProbs: (ActionLogProb | null)[];
         if (scorer && config.models.actor.backend === 'completions') {
@@ -334,7 +334,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     async trainCritic(input) {
       // A phase without experience (nothing kept, nothing rolled out) leaves the models as they were.
       if (input.experience.count === 0) return { critic: input.critic, steps: 0 };
-      const config = await ctx.config(input.configKey);
+      const config = await ctx.config(input);
       const { key, steps } = await trainModel({
         scope: input,
         name: 'critic',
@@ -348,7 +348,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
 
     async trainActor(input) {
       if (input.experience.count === 0) return { actor: input.actor, steps: 0 };
-      const config = await ctx.config(input.configKey);
+      const config = await ctx.config(input);
       const { key, steps } = await trainModel({
         scope: input,
         name: 'actor',

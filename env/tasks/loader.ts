@@ -3,7 +3,7 @@
  * task, builds every evaluator, and counts tasks per site and per eval type. Any problem is a
  * `TaskConfigError` naming the task id and the field.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { buildEvaluator, type EvaluatorOptions, type TaskEvaluator } from '../evaluators/evaluator';
 import { TaskConfigError, formatZodPath, webArenaTaskSchema, type WebArenaTask } from './schema';
 
@@ -38,7 +38,19 @@ export function parseTasks(data: unknown): WebArenaTask[] {
   });
 }
 
-export async function readTaskFile(path: string): Promise<WebArenaTask[]> {
+/** The largest task file read by default (WebArena's 812-task test set is about 1 MB). */
+export const DEFAULT_MAX_TASK_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads and validates a task file. A file over `maxBytes` is refused before it is read: a whole
+ * file is parsed at once, and an oversized one would hold the worker's memory for nothing.
+ */
+export async function readTaskFile(path: string, options: { maxBytes?: number } = {}): Promise<WebArenaTask[]> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_TASK_FILE_BYTES;
+  const { size } = await stat(path);
+  if (size > maxBytes) {
+    throw new Error(`${path} is ${size} bytes, over the ${maxBytes}-byte limit for a task file; split it, or raise the limit (--max-bytes)`);
+  }
   const text = await readFile(path, 'utf8');
   let data: unknown;
   try {
@@ -65,7 +77,10 @@ export function buildTasks(tasks: readonly WebArenaTask[], options: EvaluatorOpt
 }
 
 /** Reads, validates and builds a task file in one go. */
-export async function loadTaskFile(path: string, options: EvaluatorOptions): Promise<{ tasks: LoadedTask[]; counts: TaskCounts }> {
-  const configs = await readTaskFile(path);
+export async function loadTaskFile(
+  path: string,
+  options: EvaluatorOptions & { maxBytes?: number },
+): Promise<{ tasks: LoadedTask[]; counts: TaskCounts }> {
+  const configs = await readTaskFile(path, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
   return { tasks: buildTasks(configs, options), counts: countTasks(configs) };
 }

@@ -64,13 +64,36 @@ export const evalSchema = z
       ctx.addIssue({ code: 'custom', path: ['program_html'], message: 'program_html needs at least one target' });
   });
 
+/** A placeholder of WebArena's (`__SHOPPING__`), optionally followed by a path. */
+const PLACEHOLDER_START = /^__[A-Z_]+__(?:[/?#].*)?$/;
+
+/**
+ * Where a task starts: an http(s) URL or a site placeholder, several joined by ` |AND| ` (one tab
+ * each); anything else (`javascript:`, `file:`) is refused, since the browser would run it.
+ */
+const startUrlSchema = z
+  .string()
+  .min(1)
+  .refine(
+    (value) =>
+      value.split(' |AND| ').every((part) => {
+        if (PLACEHOLDER_START.test(part)) return true;
+        try {
+          return ['http:', 'https:'].includes(new URL(part).protocol);
+        } catch {
+          return false;
+        }
+      }),
+    { message: 'expected an http(s) URL or a site placeholder such as __SHOPPING__ (several joined by " |AND| ")' },
+  );
+
 export const webArenaTaskSchema = z
   .object({
     sites: z.array(z.enum(SITE_NAMES)).min(1),
     task_id: z.union([z.number().int(), z.string().min(1)]),
     require_login: z.boolean().optional(),
     storage_state: z.string().nullable().optional(),
-    start_url: z.string().min(1),
+    start_url: startUrlSchema,
     geolocation: z.unknown().optional(),
     intent_template: z.string().optional(),
     instantiation_dict: z.record(z.string(), z.unknown()).optional(),
