@@ -47,8 +47,9 @@ export function renderPhaseTableText(summaries: PhaseSummary[], agreement?: (num
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
 
-function escapeXml(text: string): string {
-  return text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]!);
+/** Text for HTML and SVG (XML): markup characters and quotes escaped. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]): string {
@@ -72,7 +73,7 @@ export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]):
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${margin.left}" y="24" font-size="15" font-weight="bold">${escapeXml(title)}</text>`,
+    `<text x="${margin.left}" y="24" font-size="15" font-weight="bold">${escapeHtml(title)}</text>`,
   ];
   for (let tick = 0; tick <= 10; tick += 2) {
     const rate = tick / 10;
@@ -93,7 +94,7 @@ export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]):
     for (const [p, r] of s.points) parts.push(`<circle cx="${x(p).toFixed(1)}" cy="${y(r).toFixed(1)}" r="${s.strong ? 4 : 2.5}" fill="${color}"/>`);
     const legendY = margin.top + 10 + i * 18;
     parts.push(`<line x1="${width - margin.right + 15}" x2="${width - margin.right + 40}" y1="${legendY}" y2="${legendY}" ${stroke}/>`);
-    parts.push(`<text x="${width - margin.right + 46}" y="${legendY + 4}">${escapeXml(s.name)}</text>`);
+    parts.push(`<text x="${width - margin.right + 46}" y="${legendY + 4}">${escapeHtml(s.name)}</text>`);
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;

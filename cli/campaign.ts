@@ -17,6 +17,7 @@ import {
   stopCampaignAfterPhase,
 } from '../campaign/control';
 import { readPhaseManifests } from '../campaign/manifest';
+import { writeHtmlReport } from '../campaign/htmlReport';
 import { runMainJob } from '../campaign/mainJob';
 import { ormAgreement, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
 import { loadSettings, type Settings } from '../config/settings';
@@ -70,15 +71,21 @@ function parseAssignments(pairs: string[]): Partial<PhaseSettings> {
   return update as Partial<PhaseSettings>;
 }
 
-export async function writeReport(settings: Settings, name: string, svgPath: string): Promise<string> {
+/** The report's text (table, where the chart and the HTML report went), from the phase manifests. */
+export async function writeReport(settings: Settings, name: string, out: { svg: string; html?: string }): Promise<string> {
   const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
   try {
     const manifests = await readPhaseManifests(store, name);
     if (!manifests.length) return `campaign ${name} has no published phase yet`;
     const summaries = manifests.map((m) => m.data.summary);
-    await writeFile(svgPath, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
+    await writeFile(out.svg, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
     const agreement = await Promise.all(manifests.map((m) => ormAgreement(store, m.data)));
-    return `${renderPhaseTableText(summaries, agreement)}\n\nchart: ${svgPath}`;
+    const lines = [renderPhaseTableText(summaries, agreement), '', `chart: ${out.svg}`];
+    if (out.html) {
+      const html = await writeHtmlReport(store, name, out.html);
+      if (html) lines.push(`HTML report (${html.trajectories} trajectories, ${html.screenshots} screenshots): ${html.index}`);
+    }
+    return lines.join('\n');
   } finally {
     store.destroy();
   }
@@ -102,10 +109,11 @@ export function registerCampaignCommands(program: Command): void {
           .option('--phases <n>', 'RL phases after SFT (default 3)')
           .option('--seed <n>', 'campaign seed')
           .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
-          .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
+          .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg')
+          .option('--html <dir>', 'HTML report directory (trajectories step by step)', 'campaign-report'),
       ),
     ),
-  )).action(async (flags: CommonFlags & StackFlags & SitePortFlags & OutageFlags & { phases?: string; seed?: string; curriculum: boolean; out: string }) => {
+  )).action(async (flags: CommonFlags & StackFlags & SitePortFlags & OutageFlags & { phases?: string; seed?: string; curriculum: boolean; out: string; html: string }) => {
     const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
     const loaded = await loadSettings(flags.config, process.env, {
       'campaign.name': flags.name,
@@ -131,7 +139,7 @@ export function registerCampaignCommands(program: Command): void {
       }
       say(describeProgress(outcome.progress, { table: false }));
       say('');
-      say(await writeReport(settings, name, flags.out));
+      say(await writeReport(settings, name, { svg: flags.out, html: flags.html }));
     } finally {
       process.off('SIGINT', onInterrupt);
       process.off('SIGTERM', onInterrupt);
@@ -207,10 +215,11 @@ export function registerCampaignCommands(program: Command): void {
   withCommon(
     campaign
       .command('report')
-      .description('per-phase table and success chart (SVG) from the phase manifests')
-      .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg'),
-  ).action(async (flags: CommonFlags & { out: string }) => {
+      .description('per-phase table and success chart (SVG) from the phase manifests; --html adds a static site with every trajectory')
+      .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg')
+      .option('--html <dir>', 'also write the HTML report (opens from disk) into this directory'),
+  ).action(async (flags: CommonFlags & { out: string; html?: string }) => {
     const settings = await loadSettings(flags.config, process.env, { 'campaign.name': flags.name });
-    say(await writeReport(settings, settings.config.campaign.name, flags.out));
+    say(await writeReport(settings, settings.config.campaign.name, { svg: flags.out, ...(flags.html ? { html: flags.html } : {}) }));
   });
 }

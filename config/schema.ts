@@ -110,6 +110,11 @@ export const EnvironmentSchema = z.strictObject({
   maxSteps: z.number().int().min(1).max(100).default(30),
   /** Wall-clock budget per episode. */
   episodeDeadlineSeconds: z.number().int().min(5).max(3600).default(300),
+  /**
+   * Share of episodes whose steps are stored as screenshots (for the HTML report), picked by a hash of
+   * the episode's storage key, so a retry picks the same ones. Benchmarks set 0.
+   */
+  screenshotRate: z.number().min(0).max(1).default(0.1),
 });
 
 /** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */

@@ -75,7 +75,7 @@ export async function keepRunning(
   start: () => Promise<void>,
   outages: OutageWatch,
   signal: AbortSignal,
-  maxPauseMs = 10_000,
+  maxPauseMs = 2_000,
 ): Promise<void> {
   let pauseMs = 500;
   while (!signal.aborted) {

@@ -7,7 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, ensureChromium } from '../infra/tools';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +27,34 @@ function withoutS3Keys(): NodeJS.ProcessEnv {
 }
 
 const MAIN_JOB_MS = 20 * 60_000;
+/** Where tests leave what a person may want to look at afterwards (git-ignored). */
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
 const webrl = (args: string[], cwd: string) => runWebrl(args, { cwd, env: withoutS3Keys(), timeoutMs: MAIN_JOB_MS });
 
 /** Lines the Temporal SDK logs (its logger's format, or core's); they belong in the worker log file. */
 const SDK_LOG_LINE = /\[(TRACE|DEBUG|INFO|WARN|ERROR)\]|No workflows registered|task ?token|sdk_core|temporal_sdk/i;
+
+/**
+ * Within a phase (the status lines say which), each progress label's count never goes down: a label
+ * names one activity's part (`runRolloutShard train shard 3`, `collectDemonstrations perturbed`).
+ */
+function assertCountersNeverGoBack(output: string): void {
+  let phase = '';
+  const last = new Map<string, number>();
+  for (const line of output.split('\n')) {
+    const status = /^phase (\d+)\//.exec(line);
+    if (status) phase = status[1]!;
+    if (!line.startsWith('  ')) continue;
+    for (const item of line.trim().split(', ')) {
+      const counter = /^(.+) (\d+)\/(\d+)$/.exec(item);
+      if (!counter) continue;
+      const key = `phase ${phase}: ${counter[1]}`;
+      const done = Number(counter[2]);
+      assert.ok(done >= (last.get(key) ?? 0), `${key} went back to ${done}:\n${output}`);
+      last.set(key, done);
+    }
+  }
+}
 
 describe('webrl campaign run (the main job) on a fresh data dir', () => {
   let dir: string;
@@ -39,7 +66,7 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'webrl-main-'));
     chart = join(dir, 'chart.svg');
-    ({ configFile, temporalPort, temporalUiPort: uiPort } = await writeMainJobCampaign(dir, { name: 'first-run', seed: 5, phases: 3 }));
+    ({ configFile, temporalPort, temporalUiPort: uiPort } = await writeMainJobCampaign(dir, { name: 'first-run', seed: 5, phases: 3 }, { screenshotRate: 1 }));
   });
   after(async () => {
     await webrl(['stack', 'down', '-c', configFile], dir);
@@ -81,9 +108,10 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
   });
 
   test('the same command attaches and runs SFT and three phases to the report, its table printed once', async () => {
-    const run = await webrl(['campaign', 'run', '-c', configFile, '-o', chart], dir);
+    const run = await webrl(['campaign', 'run', '-c', configFile, '-o', chart, '--html', join(dir, 'report')], dir);
     assert.equal(run.code, 0, run.output);
     assert.match(run.output, /campaign first-run is already running; attaching to it/);
+    assert.match(run.output, /^HTML report \(\d+ trajectories, [1-9]\d* screenshots\): .*report\/index\.html$/m);
     // The report's table has a row per phase (SFT and phases 1-3), with the ORM column, once.
     assert.match(run.output, /^\s*0 \(SFT\)\s+\d+\.\d%/m);
     assert.match(run.output, /^\s*3\s+\d+\.\d%/m);
@@ -94,10 +122,33 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
     assert.match(run.output, /^phase 1\/3 · running/m);
     assert.doesNotMatch(run.output, /[░█]/);
     assert.doesNotMatch(run.output, SDK_LOG_LINE);
+    assertCountersNeverGoBack(run.output);
     assert.match(await readFile(chart, 'utf8'), /^<svg/);
 
     const { secretAccessKey } = JSON.parse(await readFile(join(dir, 'state', 'secrets', 'minio.json'), 'utf8')) as { secretAccessKey: string };
     assert.ok(!run.output.includes(secretAccessKey), 'the generated MinIO secret is never printed');
+  });
+
+  test('the HTML report opens from disk: from the phase table to a trajectory with its steps and screenshot', async () => {
+    const browser = await chromium.launch({ executablePath: (await ensureChromium()).path, args: CHROMIUM_ARGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(pathToFileURL(join(dir, 'report', 'index.html')).href);
+      assert.match(await page.title(), /WebRL campaign first-run/);
+      await page.locator('table a', { hasText: /^1$/ }).click();
+      await page.waitForURL(/phase-1\.html$/);
+      await page.locator('a', { hasText: 'steps' }).first().click();
+      await page.waitForURL(/\/trajectories\/phase-1-\w+-[^/]+\.html$/);
+      assert.ok((await page.locator('.step').count()) >= 1, 'the trajectory page shows its steps');
+      assert.match(await page.locator('.step pre').first().innerText(), /<html|\[\d+\]|<body/i, 'with the observation the actor saw');
+      const image = page.locator('.step img').first();
+      await image.waitFor();
+      assert.ok(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'and its screenshot loads from disk');
+      await mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'html-report-trajectory.png'), fullPage: false });
+    } finally {
+      await browser.close();
+    }
   });
 
   test('campaign list shows the finished campaign once, completed at phase 3', async () => {

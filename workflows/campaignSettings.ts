@@ -33,5 +33,11 @@ export function renderPhaseTable(progress: CampaignProgress): string {
       `| ${summary.phase} | ${percent(summary.successRate)} | ${summary.tasksKept} | ${summary.trajectories} | ${summary.rolloutSuccesses} | ${summary.replayedSteps} |`,
     );
   }
+  // The trajectories behind these numbers: the HTML report, written where the operator asks for it.
+  lines.push(
+    '',
+    `Every trajectory step by step (observations, actions, ORM verdicts, screenshots): \`webrl campaign report -n ${progress.campaignId} --html DIR\`, ` +
+      'then open DIR/index.html (the main job writes campaign-report/index.html when it ends).',
+  );
   return lines.join('\n');
 }

@@ -5,6 +5,7 @@
  * retried here a few times, then surface as a retryable activity failure.
  */
 import { Context } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
 import type { EpisodeOptions } from '../../browser/episode';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import type { EpisodeEnvironment } from '../../browser/contract';
@@ -58,6 +59,13 @@ export function indexRow(record: TrajectoryRecord, trajectoryKey: string): Traje
 
 export function episodeOptions(config: Config): Partial<EpisodeOptions> {
   return { maxSteps: config.campaign.environment.maxSteps, deadlineMs: config.campaign.environment.episodeDeadlineSeconds * 1000 };
+}
+
+/** Whether the episode stored under `trajectoryKey` keeps screenshots: a fixed share of episodes, the same on every retry. */
+export function keepsScreenshots(trajectoryKey: string, rate: number): boolean {
+  if (rate <= 0) return false;
+  const draw = createHash('sha256').update(trajectoryKey).digest().readUInt32BE(0) / 2 ** 32;
+  return draw < rate;
 }
 
 export interface RunTasksRequest {
@@ -124,7 +132,11 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         environment,
         traceId: taskId,
         traceSink: sink,
-        options: { ...episodeOptions(config), ...request.options },
+        options: {
+          ...episodeOptions(config),
+          screenshots: keepsScreenshots(trajectoryKey, config.campaign.environment.screenshotRate),
+          ...request.options,
+        },
       });
       if (outcome.infraFailure) {
         Context.current().log.warn('episode hit an infrastructure failure', { taskId, attempt, reason: outcome.reason, detail: outcome.detail });

@@ -16,14 +16,18 @@ export interface MainJobCampaign {
   temporalUiPort: number;
 }
 
-export async function writeMainJobCampaign(dir: string, campaign: { name: string; seed: number; phases: number }): Promise<MainJobCampaign> {
+export async function writeMainJobCampaign(
+  dir: string,
+  campaign: { name: string; seed: number; phases: number },
+  options: { screenshotRate?: number } = {},
+): Promise<MainJobCampaign> {
   const dataDir = join(dir, 'state');
   const [temporalPort, temporalUiPort] = [await freePort(), await freePort()];
   const config = {
     campaign: {
       ...campaign,
       phase: { tasksPerPhase: 3, rolloutShardSize: 2, rolloutShardsInFlight: 2, criticBand: [0, 1] },
-      environment: { testTasks: 3, demonstrationTasks: 12, maxSteps: 6, episodeDeadlineSeconds: 120 },
+      environment: { testTasks: 3, demonstrationTasks: 12, maxSteps: 6, episodeDeadlineSeconds: 120, screenshotRate: options.screenshotRate ?? 0 },
       training: { sftEpochs: 2, ormEpochs: 2, criticEpochs: 1, actorEpochs: 1, checkpointEvery: 4 },
     },
     stack: { dataDir, temporalPort, temporalUiPort, minioPort: await freePort(), minioConsolePort: await freePort() },
