@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { campaignConfigKey, campaignHandle, startCampaign } from '../campaign/control';
@@ -143,6 +144,41 @@ describe('control plane', () => {
       assert.match(run.output, /^webrl: no campaign 'nosuch'/);
       assert.match(run.output, /^\s+at /m);
     });
+  });
+
+  test('a second worker on a machine whose site ports are held serves the other queues and says why', async () => {
+    const config = await tinyCampaignConfig(stack, 'second-worker');
+    const holders = await Promise.all(
+      Object.values(config.sites.ports).map(
+        (port) =>
+          new Promise<Server>((resolve) => {
+            const server = createServer();
+            server.listen(port, config.sites.host, () => resolve(server));
+          }),
+      ),
+    );
+    const lines: string[] = [];
+    const log = console.log;
+    console.log = (line: string) => lines.push(line);
+    const stop = new AbortController();
+    try {
+      const running = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser'], stop.signal, { onPolling: () => stop.abort() });
+      await running;
+    } finally {
+      console.log = log;
+      for (const holder of holders) holder.close();
+    }
+    assert.match(lines.join('\n'), /not serving browser work: the embedded sites' ports are held \(shopping 127\.0\.0\.1:\d+.*\), probably by another worker on this machine/);
+    assert.match(lines.join('\n'), /worker polling task queues 'webrl-control' on /);
+  });
+
+  test('a task whose start_url is not http(s) or a site placeholder is refused', async () => {
+    const file = join(stack.dir, 'script-tasks.json');
+    const task = { sites: ['shopping'], task_id: 7, start_url: 'javascript:alert(1)', intent: 'x', eval: { eval_types: ['string_match'], reference_answers: { exact_match: 'x' } } };
+    await writeFile(file, JSON.stringify([task]));
+    const run = await runWebrl(['tasks', 'validate', file]);
+    assert.equal(run.code, 1, run.output);
+    assert.match(run.output, /start_url.*expected an http\(s\) URL or a site placeholder/);
   });
 
   test('an empty campaign file is refused', async () => {

@@ -81,10 +81,14 @@ export async function runWorkers(settings: Settings, requested: QueueName[], sig
         }),
       );
     }
-    signal?.addEventListener('abort', () => workers.forEach((worker) => worker.shutdown()), { once: true });
+    const running = Promise.all(workers.map((worker) => worker.run()));
+    // Shut down only once they run (a shutdown before run() would leave run() waiting forever).
+    const shutdown = () => workers.forEach((worker) => worker.shutdown());
+    if (signal?.aborted) shutdown();
+    else signal?.addEventListener('abort', shutdown, { once: true });
     console.log(`worker polling task queues ${queues.map((q) => `'${config.temporal.taskQueues[q]}'`).join(', ')} on ${config.temporal.address}`);
     options.onPolling?.();
-    await Promise.all(workers.map((worker) => worker.run()));
+    await running;
   } finally {
     await connection.close();
     await runtime?.close();
