@@ -26,6 +26,9 @@ interface ActivityProgress {
   type: string;
   done: number;
   total: number;
+  /** The attempt under way (1 for the first), and why the one before it failed. */
+  attempt: number;
+  lastFailure?: string;
 }
 
 function decodeHeartbeat(details: unknown): Record<string, unknown> | undefined {
@@ -57,7 +60,13 @@ function pendingProgress(description: WorkflowExecutionDescription): ActivityPro
     const beat = decodeHeartbeat(activity.heartbeatDetails) ?? {};
     const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? 0);
     const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? 0);
-    return { type: activityLabel(activity.activityType?.name ?? 'activity', beat), done, total: Math.max(total, done, 1) };
+    return {
+      type: activityLabel(activity.activityType?.name ?? 'activity', beat),
+      done,
+      total: Math.max(total, done, 1),
+      attempt: activity.attempt ?? 1,
+      ...(activity.lastFailure?.message ? { lastFailure: activity.lastFailure.message } : {}),
+    };
   });
 }
 
@@ -89,6 +98,8 @@ async function attachOrStart(client: Client, store: ArtifactStore, settings: Set
 /** How the live view shows the campaign's status line and its running activities. */
 interface ProgressView {
   show(status: string, activities: ActivityProgress[]): void;
+  /** A line the user should read (a retry and why), printed above the bars. */
+  notice(line: string): void;
   stop(): void;
 }
 
@@ -119,6 +130,7 @@ function barView(): ProgressView {
         }
       }
     },
+    notice: (line) => bars.log(`${line}\n`),
     stop: () => bars.stop(),
   };
 }
@@ -140,6 +152,7 @@ export function plainView(log: Log, now: () => number = Date.now): ProgressView 
       lastCounts = now();
       log(`  ${activities.map((a) => `${a.type} ${a.done}/${a.total}`).join(', ')}`);
     },
+    notice: log,
     stop: () => undefined,
   };
 }
@@ -175,6 +188,8 @@ async function watch(
   const interrupted = new Promise<void>((resolve) => interrupt.addEventListener('abort', () => resolve(), { once: true }));
   let status = 'starting';
   let last: CampaignProgress | undefined;
+  // Retries are told once each, in plain words; their details are in the worker log.
+  const retriesTold = new Set<string>();
   try {
     while (!interrupt.aborted) {
       if (workerFailure) throw workerFailure;
@@ -192,7 +207,15 @@ async function watch(
             (phase ? ` · last test success ${(100 * phase.successRate).toFixed(1)}%` : '') +
             (progress.failure ? ` · FAILED ${progress.failure.activity}: ${progress.failure.message} (webrl campaign retry-phase)` : '');
         }
-        view.show(status, pendingProgress(description));
+        const activities = pendingProgress(description);
+        for (const activity of activities) {
+          const key = `${activity.type}#${activity.attempt}`;
+          if (activity.attempt > 1 && !retriesTold.has(key)) {
+            retriesTold.add(key);
+            view.notice(`${activity.type}: attempt ${activity.attempt}, the last one failed: ${activity.lastFailure ?? 'timed out'}`);
+          }
+        }
+        view.show(status, activities);
       } catch (error) {
         if (unreachableServer(error) !== 'Temporal') throw error;
         outages.down('Temporal');

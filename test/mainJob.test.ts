@@ -196,7 +196,7 @@ describe('plain progress lines (output that is not a terminal)', () => {
     const lines: string[] = [];
     let clock = 0;
     const view = plainView((line) => lines.push(line), () => clock);
-    const shard = (done: number) => [{ type: 'runRolloutShard', done, total: 16 }];
+    const shard = (done: number) => [{ type: 'runRolloutShard', done, total: 16, attempt: 1 }];
     view.show('phase 1/3 · running · rollouts', shard(0));
     clock += 1000;
     view.show('phase 1/3 · running · rollouts', shard(4));

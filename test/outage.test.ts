@@ -40,6 +40,8 @@ describe('webrl campaign run through a Temporal and a MinIO outage', () => {
     assert.equal(output.match(/the Temporal server at 127\.0\.0\.1:\d+ does not answer; waiting for it to come back/g)?.length, 1, output);
     assert.equal(output.match(/storage at http:\/\/127\.0\.0\.1:\d+ does not answer; waiting for it to come back/g)?.length, 1, output);
     assert.match(output, /storage at .* is back after \d+ s/);
+    // The attempts that failed while storage was away are told in plain words, once each.
+    assert.match(output, /^\w+[^\n]*: attempt \d+, the last one failed: \S/m);
     assert.doesNotMatch(output, /ServiceError|^\s+at |DEADLINE_EXCEEDED/m);
   });
 });

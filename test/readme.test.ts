@@ -1,13 +1,18 @@
 /**
  * The README's commands exist: every `sh` block of its Quick start and Command line sections is read,
  * each `webrl` command (and `npm run campaign -- ...`, which is `webrl campaign run ...`) is resolved
- * to its subcommand, and each flag it uses must be listed by that subcommand's --help; each npm script
+ * to its subcommand, and each flag it uses must be listed by that subcommand's help; each npm script
  * it names must be in package.json. The README stays under 20 KB.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { runWebrl } from './harness/cli';
+import { Command } from 'commander';
+import { registerCampaignCommands } from '../cli/campaign';
+import { registerEnvCommands } from '../cli/env';
+import { registerRolloutCommand } from '../cli/rollout';
+import { registerStackCommands } from '../cli/stack';
+import { registerTaskCommands } from '../cli/tasks';
 
 const README = new URL('../README.md', import.meta.url);
 const PACKAGE = new URL('../package.json', import.meta.url);
@@ -30,36 +35,35 @@ function commandsOf(block: string): string[][] {
     .flatMap((line) => line.split('&&').map((part) => part.trim().split(/\s+/)));
 }
 
-const subcommandsCache = new Map<string, Promise<string>>();
-function help(path: string[]): Promise<string> {
-  const key = path.join(' ');
-  let text = subcommandsCache.get(key);
-  if (!text) {
-    text = runWebrl([...path, '--help']).then((run) => {
-      assert.equal(run.code, 0, `webrl ${key} --help:\n${run.output}`);
-      return run.output;
-    });
-    subcommandsCache.set(key, text);
-  }
-  return text;
+/** The CLI's command tree, built as bin/webrl.js builds it (in-process: help needs no child process). */
+function cli(): Command {
+  const program = new Command('webrl');
+  registerStackCommands(program);
+  registerCampaignCommands(program);
+  registerRolloutCommand(program);
+  registerEnvCommands(program);
+  registerTaskCommands(program);
+  return program;
 }
 
 /** The deepest subcommand the words name, and the words after it. */
-async function resolve(words: string[]): Promise<{ path: string[]; rest: string[] }> {
+function resolve(program: Command, words: string[]): { command: Command; path: string[]; rest: string[] } {
+  let command = program;
   const path: string[] = [];
   let i = 0;
   for (; i < words.length; i++) {
-    const commands = (await help(path)).split(/^Commands:$/m)[1] ?? '';
-    const names = [...commands.matchAll(/^ {2}([\w-]+)/gm)].map((m) => m[1]);
-    if (!names.includes(words[i])) break;
+    const next = command.commands.find((c) => c.name() === words[i]);
+    if (!next) break;
+    command = next;
     path.push(words[i]!);
   }
-  return { path, rest: words.slice(i) };
+  return { command, path, rest: words.slice(i) };
 }
 
 test('every command in the README exists with the flags it is shown with', async () => {
   const readme = await readFile(README, 'utf8');
   const scripts = (JSON.parse(await readFile(PACKAGE, 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const program = cli();
   const commands = [...shBlocks(readme, 'Quick start'), ...shBlocks(readme, 'Command line'), ...shBlocks(readme, 'Scale-out')].flatMap(commandsOf);
   assert.ok(commands.length >= 20, `found ${commands.length} commands`);
   for (const words of commands) {
@@ -75,9 +79,9 @@ test('every command in the README exists with the flags it is shown with', async
       assert.equal(words[0], 'webrl', `a README command is webrl or npm: ${words.join(' ')}`);
       webrlWords = words.slice(1);
     }
-    const { path, rest } = await resolve(webrlWords);
+    const { command, path, rest } = resolve(program, webrlWords);
     assert.ok(path.length > 0, `'webrl ${webrlWords.join(' ')}' names a subcommand`);
-    const text = await help(path);
+    const text = command.helpInformation();
     for (const flag of rest.filter((word) => word.startsWith('-')).map((word) => word.split('=')[0]!)) {
       assert.match(text, new RegExp(`(^|[\\s,])${flag.replace(/[-]/g, '\\-')}\\b`, 'm'), `'webrl ${path.join(' ')}' takes ${flag}`);
     }
