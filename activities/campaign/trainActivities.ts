@@ -135,8 +135,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
   }
 
   /**
-   * One training job in an external command: data and models staged from the store, `{out}` uploaded
-   * to the key the embedded trainer would write (a directory goes file by file under `key/`). A
+   * One training job in an external command: data and models staged from the store (files or
+   * directory checkpoints), `{out}` stored as a checkpoint at the key the embedded trainer would write
+   * (a directory goes file by file under `key/`, with its listing beside it). A
    * non-zero exit fails the activity with the trainer's last log lines.
    */
   async function trainExternally(
@@ -150,23 +151,13 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     if (spec.reference) inputs.reference = spec.reference;
     if (spec.critic) inputs.critic = spec.critic;
     let latest: object = { model: spec.name, phase: 'external', fraction: 0 };
-    // The manifest lists what was uploaded, with the digests the upload computed.
-    const uploads = new Map<string, ObjectInfo>();
-    const recordingStore = {
-      downloadFile: (from: string, path: string) => ctx.store.downloadFile(from, path),
-      uploadFile: async (to: string, path: string) => {
-        const info = await ctx.store.uploadFile(to, path);
-        uploads.set(to, info);
-        return info;
-      },
-    };
     const result = await withHeartbeats(
       () => latest,
       runExternalTrainer({
         command: trainer.command,
         inputs,
         outputs: { out: key },
-        store: recordingStore,
+        store: ctx.store,
         // What the embedded trainer gets as a job, as variables (the command template holds only paths).
         env: {
           WEBRL_TRAIN_MODEL: spec.name,
@@ -184,7 +175,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         },
       }),
     );
-    const objects = (result.uploaded.out ?? []).map((uploaded) => uploads.get(uploaded)!);
+    // The manifest lists what was uploaded, with the digests the upload computed.
+    const objects = result.uploaded.out ?? [];
     await ctx.store.putJson(`${key}.trainer-log.json`, { command: trainer.command, logTail: result.logTail });
     // An external trainer reports no step count; 0 says so rather than inventing one.
     return { objects, data: { key, steps: 0, objects } };
