@@ -4,6 +4,7 @@
 import { Command } from 'commander';
 import { registerCampaignCommands } from './campaign';
 import { registerEnvCommands } from './env';
+import { registerExportCommands } from './export';
 import { registerRolloutCommand } from './rollout';
 import { registerStackCommands } from './stack';
 import { registerTaskCommands } from './tasks';
@@ -18,6 +19,7 @@ registerCampaignCommands(program);
 registerRolloutCommand(program);
 registerEnvCommands(program);
 registerTaskCommands(program);
+registerExportCommands(program);
 
 const EXPECTED_ERRORS = new Set([
   'ConfigError',

@@ -129,6 +129,8 @@ export const TrainingSchema = z.strictObject({
     .default({}),
   /** Steps between durable training checkpoints (uploaded to the store). */
   checkpointEvery: z.number().int().min(1).default(200),
+  /** Discount of the Monte-Carlo returns in training records and given to an external trainer (WebRL: 0.9). */
+  gamma: z.number().gt(0).max(1).default(0.9),
 });
 
 export const CampaignSchema = z.strictObject({

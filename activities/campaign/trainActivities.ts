@@ -25,6 +25,9 @@ import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } fr
 import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
+import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
+import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
+import { stepRecordOf } from './trainingRecords';
 
 type TrainActivities = Pick<
   CampaignActivities,
@@ -52,6 +55,11 @@ export interface ExperienceRow {
   nextState: ModelState | null;
   reward: number;
   mcReturn: number;
+  /** The trajectory this step belongs to, its place in it, its length and its reward (rows written before these were kept lack them). */
+  traceId?: string;
+  step?: number;
+  steps?: number;
+  trajectoryReward?: number;
 }
 
 interface TrainSpec {
@@ -146,7 +154,12 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     trainer: Extract<Config['models']['trainer'], { backend: 'external' }>,
     batchSize: number,
   ): Promise<{ objects: ObjectInfo[]; data: { key: string; steps: number; objects: ObjectInfo[] } }> {
-    const inputs: Record<string, string> = { data: spec.data.key };
+    // With a completions actor the trainer reads training records (prompt and response text), written
+    // beside the experience by filterExperience; other datasets go as they are.
+    const config = await ctx.config(spec.scope.configKey);
+    const records = trainingRecordsKey(spec.data.key);
+    const useRecords = config.models.actor.backend === 'completions' && (await ctx.store.exists(records));
+    const inputs: Record<string, string> = { data: useRecords ? records : spec.data.key };
     if (spec.init) inputs.init = spec.init;
     if (spec.reference) inputs.reference = spec.reference;
     if (spec.critic) inputs.critic = spec.critic;
@@ -165,6 +178,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
           WEBRL_TRAIN_EPOCHS: String(spec.epochs),
           WEBRL_TRAIN_BATCH_SIZE: String(batchSize),
           WEBRL_TRAIN_SEED: String(spec.scope.seed),
+          WEBRL_TRAIN_DATA_FORMAT: useRecords ? 'training-records' : 'examples',
+          WEBRL_TRAIN_RECORD_SCHEMA_VERSION: String(TRAINING_RECORD_SCHEMA_VERSION),
+          ...objectiveEnvironment(spec.objective, config.campaign.training),
         },
         ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
         ...(trainer.timeoutSeconds ? { timeoutMs: trainer.timeoutSeconds * 1000 } : {}),
@@ -279,6 +295,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
             nextState: record.rounds[t + 1]?.state ?? null,
             reward: t === record.rounds.length - 1 ? reward.reward : 0,
             mcReturn: monteCarloReturn(reward.reward, t, record.rounds.length),
+            traceId: record.traceKey,
+            step: t,
+            steps: record.rounds.length,
+            trajectoryReward: reward.reward,
           }));
           current.push(...steps);
           if (reward.reward === 1) successes.push(...steps);
@@ -291,24 +311,28 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const config = await ctx.config(input.configKey);
         const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         let logProbs: (ActionLogProb | null)[];
+        let currentLogProbs: (ActionLogProb | null)[] | undefined;
         if (scorer && config.models.actor.backend === 'completions') {
-          // A replay step the server cannot score is left out of this phase's replay (and recorded).
-          const items = buffer.map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
+          // A step the server cannot score is left out of this phase's replay, or has null log-probs in
+          // its training record (and is recorded).
+          const items = [...buffer, ...current].map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
           const scored = await withHeartbeats(() => ({ scoring: items.length }), logProbsEach(scorer, items, config.models.actor.concurrency));
-          logProbs = scored.logProbs;
+          logProbs = scored.logProbs.slice(0, buffer.length);
+          currentLogProbs = scored.logProbs.slice(buffer.length);
           if (scored.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scored.failures);
         } else {
           const actor = await models.actor(input.actor);
           logProbs = await actor.logProbs(buffer.map((row) => ({ state: row.state, response: row.response })));
         }
         const [low, high] = input.rankBand;
-        const inBand = buffer.filter((_, i) => {
+        const inBandIndices = buffer.flatMap((_, i) => {
           const scored = logProbs[i];
-          if (!scored) return false;
+          if (!scored) return [];
           const rank = Math.exp(scored.meanTokenLogProb);
-          return rank > low && rank <= high;
+          return rank > low && rank <= high ? [i] : [];
         });
-        const replayed = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBand, Math.floor(input.cap * current.length));
+        const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBandIndices, Math.floor(input.cap * current.length));
+        const replayed = replayedIndices.map((i) => buffer[i]!);
 
         // The buffer keeps one successful trajectory per task.
         const known = new Set(buffer.map((row) => row.taskId));
@@ -316,8 +340,19 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const experience = await ctx.writeDataset(ctx.key(input, 'experience.jsonl'), [...current, ...replayed]);
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
+        const written = [experience, replayBuffer, failedTasks];
+        if (currentLogProbs) {
+          // The records an external trainer reads, beside the experience: the same rows in the same order.
+          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma };
+          written.push(
+            await ctx.writeDataset(trainingRecordsKey(experience.key), [
+              ...current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)),
+              ...replayedIndices.map((i) => stepRecordOf(buffer[i]!, 'replay', logProbs[i] ?? null, scope)),
+            ]),
+          );
+        }
         return {
-          objects: await ctx.datasetObjects(experience, replayBuffer, failedTasks),
+          objects: await ctx.datasetObjects(...written),
           data: { experience, replayBuffer, failedTasks, replayedSteps: replayed.length, currentSteps: current.length },
         };
       });
