@@ -12,6 +12,7 @@ import type { Client } from '@temporalio/client';
 import { CampaignContext } from '../activities/campaign/context';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
+import { createDeployActivities } from '../activities/campaign/deployActivities';
 import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
 import { parseConfig } from '../config/load';
 import { readPhaseManifests } from '../campaign/manifest';
@@ -161,6 +162,7 @@ describe('the durable campaign on the real stack', () => {
       taskQueue: config.temporal.taskQueues.train,
       activities: {
         ...trainActivities,
+        ...createDeployActivities({ ctx }),
         async trainActor(input: Parameters<typeof trainActivities.trainActor>[0]) {
           if (fault.on && input.phase === 2) throw ApplicationFailure.nonRetryable('injected fault: the trainer rejected its data', 'InjectedFault');
           return trainActivities.trainActor(input);

@@ -23,6 +23,7 @@ import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
 import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
+import { servedModelName } from './deployActivities';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
@@ -309,7 +310,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         // nor alien (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps.
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input.configKey);
-        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal);
+        // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
+        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal, await servedModelName(ctx.store, input.actor));
         let logProbs: (ActionLogProb | null)[];
         let currentLogProbs: (ActionLogProb | null)[] | undefined;
         if (scorer && config.models.actor.backend === 'completions') {
