@@ -2,7 +2,8 @@
  * The LLM path closes the loop on the local stack: a completions actor, an external trainer writing
  * LoRA adapters, and serving by vLLM's runtime LoRA API or by a deploy command. Each phase's rollouts and
  * evaluation ask the server for the adapter the trainer wrote (the stored trajectories say which model
- * acted), and the adapter loaded under each phase's name is, byte for byte, the stored checkpoint.
+ * acted), and the adapter loaded under each phase's name is, byte for byte, the stored checkpoint. A
+ * worker killed while it deploys loses nothing and loads nothing twice.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -61,11 +62,25 @@ describe('an LLM campaign serves each phase’s trained actor to the phases afte
     }
   }
 
+  let uninterrupted: Pick<LlmCampaignRun, 'manifests' | 'config'> | undefined;
+
   test('serving: vllm-lora, two RL phases', async () => {
     const run = await runLlmCampaign(stack, client, 'llm-lora', 'vllm-lora');
     try {
       await check(run, 'llm-lora');
+      uninterrupted = { manifests: run.manifests, config: run.config };
       assert.deepEqual(run.vllm.unloads, ['llm-lora-p0-actor'], 'phase 0 unloaded once phase 2 is served (keepPhases 2)');
+    } finally {
+      await run.close();
+    }
+  });
+
+  test('a SIGKILL of the worker in deployModels: the campaign completes, each adapter loaded once, manifests equal the uninterrupted run', async () => {
+    assert.ok(uninterrupted, 'the uninterrupted run (the test before) is missing');
+    const run = await runLlmCampaign(stack, client, 'llm-lora', 'vllm-lora', { prefix: 'llm-lora-crashed/', crashInDeployOfPhase: 1, like: uninterrupted.config });
+    try {
+      await check(run, 'llm-lora');
+      assert.deepEqual(run.manifests, uninterrupted.manifests);
     } finally {
       await run.close();
     }

@@ -22,6 +22,9 @@ import { chatCompletion, startServer, type TestServer } from '../models/fixtures
 import { startVllmServer, type VllmServer } from '../models/fixtures/vllmServer';
 import { tinyCampaignConfig } from './campaign';
 import type { TestStack } from './stack';
+import { killWorkerMidway, startWorkerProcess, writeConfigFile } from './workerProcess';
+import type { ChildProcess } from 'node:child_process';
+import { exited } from '../../infra/processes';
 
 const TRAINER = fileURLToPath(new URL('../models/fixtures/adapterTrainer.mjs', import.meta.url));
 const DEPLOY = fileURLToPath(new URL('../models/fixtures/deployAdapter.mjs', import.meta.url));
@@ -38,15 +41,26 @@ export interface LlmCampaignRun {
   close(): Promise<void>;
 }
 
-export async function runLlmCampaign(stack: TestStack, client: Client, name: string, serving: 'vllm-lora' | 'command', phases = 2): Promise<LlmCampaignRun> {
+export interface LlmCampaignOptions {
+  phases?: number;
+  /** Store prefix (default: the campaign name). */
+  prefix?: string;
+  /** Another run's config, whose campaign settings and site ports this run shares (runs to compare). */
+  like?: Config;
+  /** Run the worker as a process and SIGKILL it while it deploys this phase's actor, then start another. */
+  crashInDeployOfPhase?: number;
+}
+
+export async function runLlmCampaign(stack: TestStack, client: Client, name: string, serving: 'vllm-lora' | 'command', options: LlmCampaignOptions = {}): Promise<LlmCampaignRun> {
+  const phases = options.phases ?? 2;
   const vllm = await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
   const orm: TestServer = await startServer(() => ({ json: chatCompletion('YES', 'orm', [{ token: 'YES', logprob: Math.log(0.7) }, { token: 'NO', logprob: Math.log(0.3) }]) }));
   const critic: TestServer = await startServer((request) => ({ json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) } }));
   const shared = await mkdtemp(join(tmpdir(), 'webrl-shared-adapters-'));
-  const tiny = await tinyCampaignConfig(stack, name, { phases });
+  const tiny = options.like ?? (await tinyCampaignConfig(stack, name, { phases }));
   const config = parseConfig({
     ...tiny,
-    s3: { ...tiny.s3, prefix: `${name}/` },
+    s3: { ...tiny.s3, prefix: options.prefix ?? `${name}/` },
     models: {
       actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: BASE_MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 10_000 },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
@@ -60,10 +74,29 @@ export async function runLlmCampaign(stack: TestStack, client: Client, name: str
   });
   const store = new ArtifactStore(config.s3, stack.secrets.s3);
   const stop = new AbortController();
-  const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
+  const crashPhase = options.crashInDeployOfPhase;
+  const configFile = crashPhase === undefined ? undefined : await writeConfigFile(stack, config, `${name}-worker`);
+  let worker: ChildProcess | undefined = configFile ? startWorkerProcess(stack, configFile, `${name}-1`) : undefined;
+  const workers = worker ? Promise.resolve() : runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
+  if (crashPhase !== undefined) {
+    // The load of that phase's adapter is held until the worker that asked for it is dead.
+    let released: () => void = () => {};
+    const held = new Promise<void>((resolve) => (released = resolve));
+    vllm.beforeLoad = (model) => (model === `${name}-p${crashPhase}-actor` ? held : Promise.resolve());
+    void killWorkerMidway(worker!, `the deployment of phase ${crashPhase}`, async () =>
+      vllm.requests.some((r) => r.url === '/v1/load_lora_adapter' && (r.body as { lora_name?: string }).lora_name === `${name}-p${crashPhase}-actor`),
+    ).then(() => {
+      released();
+      worker = startWorkerProcess(stack, configFile!, `${name}-2`);
+    });
+  }
   const close = async () => {
     stop.abort();
     await workers.catch(() => undefined);
+    if (worker && worker.exitCode === null && worker.signalCode === null) {
+      process.kill(-worker.pid!, 'SIGKILL');
+      await exited(worker);
+    }
     await Promise.all([vllm.close(), orm.close(), critic.close()]);
     await rm(shared, { recursive: true, force: true });
     store.destroy();
