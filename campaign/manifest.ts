@@ -5,6 +5,7 @@
  */
 import type { CarryOver, DatasetRef, PhaseSummary } from '../workflows/campaignTypes';
 import type { ArtifactStore, Manifest } from '../storage/artifactStore';
+import type { ServedModels } from '../activities/campaign/contract';
 import { phaseKey } from '../storage/keys';
 
 export interface PhaseManifestData {
@@ -20,6 +21,8 @@ export interface PhaseManifestData {
     experience: DatasetRef;
     evaluation: string;
   };
+  /** The served name of the phase's actor and its checkpoint (models.serving other than none). */
+  served?: ServedModels;
   /** Set when the phase was published by another campaign and taken over by a fork of it. */
   forkedFrom?: { campaign: string; phase: number };
 }

@@ -2,30 +2,14 @@
  * The `webrl` command line. Failures print as one line that says what to do (cli/errors.ts); usage
  * errors exit 2, refused requests and other failures 1.
  */
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { describeFailure, UsageError } from './errors';
-import { registerCampaignCommands } from './campaign';
-import { registerEnvCommands } from './env';
-import { registerRolloutCommand } from './rollout';
-import { registerStackCommands } from './stack';
-import { registerTaskCommands } from './tasks';
+import { createProgram } from './program';
 
 // --debug (anywhere on the line) adds the stack trace to a failure's one line.
 const debug = process.argv.includes('--debug');
 const argv = process.argv.filter((arg) => arg !== '--debug');
-
-const program = new Command()
-  .name('webrl')
-  .description('WebRL training campaigns as durable Temporal workflows (--debug: stack traces on failure)')
-  .showHelpAfterError()
-  // Usage errors are thrown, not exited on, so they get their own exit code (2).
-  .exitOverride();
-
-registerStackCommands(program);
-registerCampaignCommands(program);
-registerRolloutCommand(program);
-registerEnvCommands(program);
-registerTaskCommands(program);
+const program = createProgram();
 
 try {
   await program.parseAsync(argv);

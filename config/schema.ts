@@ -135,6 +135,8 @@ export const TrainingSchema = z.strictObject({
     .default({}),
   /** Steps between durable training checkpoints (uploaded to the store). */
   checkpointEvery: z.number().int().min(1).default(200),
+  /** Discount of the Monte-Carlo returns in training records and given to an external trainer (WebRL: 0.9). */
+  gamma: z.number().gt(0).max(1).default(0.9),
 });
 
 export const CampaignSchema = z.strictObject({
@@ -269,6 +271,38 @@ export const ModelsSchema = z
         }),
       ])
       .default({ backend: 'embedded' }),
+    /**
+     * How each phase's trained actor reaches the server that rolls it out: `none` (the configured
+     * model serves every phase), vLLM's runtime LoRA API, or a user command that (re)deploys it.
+     */
+    serving: z
+      .discriminatedUnion('backend', [
+        z.strictObject({ backend: z.literal('none') }),
+        z.strictObject({
+          backend: z.literal('vllm-lora'),
+          /** The vLLM server (started with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), e.g. http://gpu-1:8000/v1 */
+          baseUrl: endpointFields.baseUrl,
+          timeoutMs: endpointFields.timeoutMs,
+          /** Where the server reads adapters: a directory shared with the workers, or the store (s3:// URIs). */
+          adapterLocation: z.enum(['shared-dir', 's3']).default('shared-dir'),
+          /** The shared directory as the workers see it (the checkpoint is synced there). */
+          sharedDir: z.string().min(1).optional(),
+          /** The same directory as the server sees it (default: sharedDir). */
+          serverDir: z.string().min(1).optional(),
+          /** Adapters of this many latest phases stay loaded; older ones are unloaded. */
+          keepPhases: z.number().int().min(2).max(1000).default(2),
+        }),
+        z.strictObject({
+          backend: z.literal('command'),
+          /** The server to poll (GET /v1/models) until the deployed name is listed. */
+          baseUrl: endpointFields.baseUrl,
+          /** e.g. `deploy.sh {checkpoint} {name} {role}`; run without a shell. */
+          command: z.string().min(1),
+          timeoutSeconds: z.number().int().min(1).max(24 * 3600).default(600),
+          pollMs: z.number().int().min(10).max(60_000).default(1000),
+        }),
+      ])
+      .default({ backend: 'none' }),
   })
   .superRefine((models, ctx) => {
     if (models.trainer.backend === 'external') {
@@ -280,6 +314,16 @@ export const ModelsSchema = z
       for (const needed of ['data', 'out']) {
         if (!names.includes(needed)) ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `the command must name {${needed}}` });
       }
+    }
+    if (models.serving.backend !== 'none' && models.actor.backend !== 'completions') {
+      ctx.addIssue({ code: 'custom', path: ['serving', 'backend'], message: 'serving deploys a completions actor; models.actor.backend is embedded' });
+    }
+    if (models.serving.backend === 'vllm-lora' && models.serving.adapterLocation === 'shared-dir' && !models.serving.sharedDir) {
+      ctx.addIssue({ code: 'custom', path: ['serving', 'sharedDir'], message: 'adapterLocation shared-dir needs sharedDir (the directory the server reads adapters from)' });
+    }
+    if (models.serving.backend === 'command') {
+      const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!).filter((n) => !['checkpoint', 'name', 'role'].includes(n));
+      if (unknown.length) ctx.addIssue({ code: 'custom', path: ['serving', 'command'], message: `unknown placeholder {${unknown[0]}}; expected {checkpoint}, {name}, {role}` });
     }
     // A remote actor's weights live with its server; the embedded trainer can only train ONNX actors.
     if (models.actor.backend === 'completions' && models.trainer.backend !== 'external') {

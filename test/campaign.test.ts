@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { CampaignContext } from '../activities/campaign/context';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
+import { createDeployActivities } from '../activities/campaign/deployActivities';
 import { campaignConfigKey, campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
 import { configSha256 } from '../config/frozen';
 import { parseConfig } from '../config/load';
@@ -27,26 +26,10 @@ import { progressQuery, type CampaignWorkflowInput } from '../workflows/campaign
 import type { CampaignProgress } from '../workflows/campaignTypes';
 import { campaignVariant, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
+import { killWorkerMidway, startWorkerProcess, waitFor, writeConfigFile } from './harness/workerProcess';
 
 const execFileAsync = promisify(execFile);
 const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
-const MINUTES = 60_000;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20 * MINUTES): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await delay(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function writeConfigFile(stack: TestStack, config: Config, label: string): Promise<string> {
-  const file = join(stack.dir, `${label}.json`);
-  await writeFile(file, JSON.stringify(config));
-  return file;
-}
 
 interface RunHistory {
   runId: string;
@@ -82,39 +65,6 @@ function activityStarts(run: RunHistory): Map<string, number[]> {
     }
   }
   return starts;
-}
-
-/** An all-in-one worker in its own process group (its Chromium included), as `webrl worker` runs it. */
-function startWorkerProcess(stack: TestStack, configFile: string, label: string): ChildProcess {
-  const log = openSync(join(stack.dir, `worker-${label}.log`), 'a');
-  const child = spawn(process.execPath, [WEBRL, 'worker', '-c', configFile], {
-    env: { ...process.env, ...stack.env },
-    stdio: ['ignore', log, log],
-    detached: true,
-  });
-  closeSync(log);
-  return child;
-}
-
-/**
- * SIGKILLs the worker's whole process group at a moment when `midway` holds. The group is frozen
- * first (SIGSTOP) and `midway` checked again, so the kill provably lands inside the work, not after it.
- */
-async function killWorkerMidway(worker: ChildProcess, what: string, midway: () => Promise<boolean>): Promise<void> {
-  const group = -worker.pid!;
-  await waitFor(what, async () => {
-    if (!(await midway())) return undefined;
-    process.kill(group, 'SIGSTOP');
-    let inside = false;
-    try {
-      inside = await midway();
-    } finally {
-      if (!inside) process.kill(group, 'SIGCONT');
-    }
-    return inside ? true : undefined;
-  });
-  process.kill(group, 'SIGKILL');
-  await exited(worker);
 }
 
 /** Saves each run's history as `temporal workflow show --output json` prints it (replay fixtures). */
@@ -162,6 +112,7 @@ describe('the durable campaign on the real stack', () => {
       taskQueue: config.temporal.taskQueues.train,
       activities: {
         ...trainActivities,
+        ...createDeployActivities({ ctx }),
         async trainActor(input: Parameters<typeof trainActivities.trainActor>[0]) {
           if (fault.on && input.phase === 2) throw ApplicationFailure.nonRetryable('injected fault: the trainer rejected its data', 'InjectedFault');
           return trainActivities.trainActor(input);

@@ -18,6 +18,8 @@ import { createControlActivities } from '../activities/campaign/controlActivitie
 import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
 import { ModelCache } from '../activities/campaign/models';
 import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
+import { statePrompt } from '../models/remote/completionsActor';
+import { trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { parseConfig } from '../config/load';
 import type { Config } from '../config/schema';
@@ -259,14 +261,53 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       assert.equal(failures[0]!.item, '903#3');
       assert.match(failures[0]!.reason, /400[\s\S]*maximum context length/);
 
-      // Every replayed step was sent once, as the WebRL prompt followed by the action, in this mode.
+      // Every replayed and every current step was sent once, as the WebRL prompt followed by the action, in this mode.
       const sent = scorer.requests.slice(before).map((request) => request.body as Record<string, unknown>);
-      assert.equal(sent.length, buffer.length, mode);
+      assert.equal(sent.length, buffer.length + result.currentSteps, mode);
+      const current = experience.slice(0, result.currentSteps);
+      assert.deepEqual(
+        sent.map((body) => body.prompt).sort(),
+        [...buffer, ...current].map((row) => statePrompt(row.state) + row.response).sort(),
+        mode,
+      );
       for (const body of sent) {
-        assert.ok(String(body.prompt).endsWith(`<|start_header_id|>assistant<|end_header_id|>\n${buffer[0]!.response}`));
         if (mode === 'echo') assert.deepEqual([body.echo, body.logprobs, body.max_tokens], [true, 1, 0]);
         else assert.deepEqual([body.prompt_logprobs, body.max_tokens], [0, 1]);
       }
+
+      // The training records beside the experience: the same steps, with the exact prompt text, WebRL's
+      // Monte-Carlo return and the log-probs under the actor the phase trains from.
+      const records = (await ctx.readDataset<unknown>({ ...result.experience, key: trainingRecordsKey(result.experience.key) })).map((row) => trainingRecordSchema.parse(row));
+      assert.equal(records.length, experience.length, mode);
+      const steps = records.filter((record) => record.kind === 'step');
+      assert.deepEqual(steps.map((record) => [record.taskId, record.source, record.step, record.done, record.reward]), [
+        [String(won.task_id), 'rollout', 0, false, 0],
+        [String(won.task_id), 'rollout', 1, true, 1],
+        [String(lost.task_id), 'rollout', 0, true, 0],
+        ['900', 'replay', 0, true, 1],
+      ], mode);
+      const [first, second] = steps as [TrainingStepRecord, TrainingStepRecord];
+      assert.equal(first.prompt, statePrompt(experience[0]!.state));
+      assert.ok(sent.some((body) => body.prompt === first.prompt + first.response), 'the record holds the prompt the server scored');
+      assert.equal(first.nextPrompt, second.prompt);
+      assert.equal(second.nextPrompt, null);
+      assert.equal(first.id, `${first.traceId}:0`);
+      // WebRL: every step carries the trajectory's score, discounted sums from each step on (gamma 0.9).
+      assert.ok(Math.abs(first.mcReturn - 1.9) < 1e-12 && second.mcReturn === 1 && steps[2]!.mcReturn === 0, mode);
+      for (const record of steps) {
+        assert.ok(record.responseTokens! > 0 && record.refLogprob! < 0, mode);
+        assert.ok(Math.abs(record.rank! - Math.exp(record.refLogprob! / record.responseTokens!)) < 1e-12, mode);
+      }
+      assert.ok(Math.abs(steps[3]!.rank! - Math.exp(-0.1)) < 1e-9, 'the replayed step keeps the rank it was filtered by');
+
+      // The external trainer of a completions actor reads these records as {data}.
+      const critic = ctx.key(phase, 'critic-in.onnx');
+      await stack.store.putBytes(critic, 'weights');
+      const trained = await run(activities.trainCritic, { ...phase, experience: result.experience, critic });
+      const log = await stack.store.getJson<{ logTail: string[] }>(`${trained.critic}.trainer-log.json`);
+      assert.ok(log.logTail.includes(`loaded ${records.length} examples`), mode);
+      assert.ok(log.logTail.includes('WEBRL_TRAIN_DATA_FORMAT=training-records'), mode);
+      assert.ok(log.logTail.some((line) => line.startsWith('first example: ') && line.includes('kind') && line.includes('nextPrompt')), mode);
     }
   });
 

@@ -69,6 +69,9 @@ describe('configuration', () => {
     ['trainer command without {out}', { models: { trainer: { backend: 'external', command: 'train --data {data}' } } }, 'models.trainer.command: the command must name {out}'],
     ['trainer command with an unknown placeholder', { models: { trainer: { backend: 'external', command: 'train {data} {out} {gpu}' } } }, 'models.trainer.command: unknown placeholder {gpu}'],
     ['remote actor with the embedded trainer', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } }, 'models.actor.backend: a completions actor needs models.trainer.backend: external'],
+    ['serving an embedded actor', { models: { serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {checkpoint} {name}' } } }, 'models.serving.backend: serving deploys a completions actor'],
+    ['vllm-lora on a shared directory without one', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1' } } }, 'models.serving.sharedDir: adapterLocation shared-dir needs sharedDir'],
+    ['deploy command with an unknown placeholder', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {out}' } } }, 'models.serving.command: unknown placeholder {out}'],
   ];
   for (const [what, raw, expected] of invalid) {
     test(`rejects ${what}, naming the field`, () => {
@@ -100,6 +103,7 @@ describe('configuration', () => {
       actor: { backend: 'embedded' },
       orm: { backend: 'embedded' },
       critic: { backend: 'embedded' },
+      serving: { backend: 'none' },
       taskGenerator: { backend: 'embedded' },
       feasibility: { backend: 'none' },
       trainer: { backend: 'embedded' },

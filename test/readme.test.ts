@@ -7,12 +7,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { Command } from 'commander';
-import { registerCampaignCommands } from '../cli/campaign';
-import { registerEnvCommands } from '../cli/env';
-import { registerRolloutCommand } from '../cli/rollout';
-import { registerStackCommands } from '../cli/stack';
-import { registerTaskCommands } from '../cli/tasks';
+import type { Command } from 'commander';
+import { createProgram } from '../cli/program';
 
 const README = new URL('../README.md', import.meta.url);
 const PACKAGE = new URL('../package.json', import.meta.url);
@@ -35,17 +31,6 @@ function commandsOf(block: string): string[][] {
     .flatMap((line) => line.split('&&').map((part) => part.trim().split(/\s+/)));
 }
 
-/** The CLI's command tree, built as bin/webrl.js builds it (in-process: help needs no child process). */
-function cli(): Command {
-  const program = new Command('webrl');
-  registerStackCommands(program);
-  registerCampaignCommands(program);
-  registerRolloutCommand(program);
-  registerEnvCommands(program);
-  registerTaskCommands(program);
-  return program;
-}
-
 /** The deepest subcommand the words name, and the words after it. */
 function resolve(program: Command, words: string[]): { command: Command; path: string[]; rest: string[] } {
   let command = program;
@@ -63,7 +48,7 @@ function resolve(program: Command, words: string[]): { command: Command; path: s
 test('every command in the README exists with the flags it is shown with', async () => {
   const readme = await readFile(README, 'utf8');
   const scripts = (JSON.parse(await readFile(PACKAGE, 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const program = cli();
+  const program = createProgram();
   const commands = [...shBlocks(readme, 'Quick start'), ...shBlocks(readme, 'Command line'), ...shBlocks(readme, 'Scale-out')].flatMap(commandsOf);
   assert.ok(commands.length >= 20, `found ${commands.length} commands`);
   for (const words of commands) {

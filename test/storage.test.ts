@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFile, readFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { ArtifactStore } from '../storage/artifactStore';
+import { downloadCheckpoint, readCheckpointListing, uploadCheckpoint } from '../storage/checkpoints';
 import { StorageNotFoundError, StoragePermanentError, StorageTransientError } from '../storage/errors';
 import { campaignKey, manifestKey, phaseKey } from '../storage/keys';
 import { Secret } from '../config/secrets';
@@ -73,6 +77,57 @@ describe('artifact store on MinIO', () => {
     assert.equal(down.sha256, expected);
     assert.deepEqual(await readFile(join(stack.dir, 'copy.bin')), bytes);
     assert.equal((await store.checksum('campaigns/a/phase-0/checkpoints/actor.onnx')).sha256, expected);
+  });
+
+  test('a directory checkpoint of 50 files, one of 300 MB, round-trips with checksums', async () => {
+    const source = await mkdtemp(join(tmpdir(), 'webrl-ckpt-src-'));
+    const target = await mkdtemp(join(tmpdir(), 'webrl-ckpt-dst-'));
+    try {
+      await mkdir(join(source, 'nested', 'deeper'), { recursive: true });
+      // The big file is generated and hashed in 1 MiB chunks, never held whole.
+      const bigHash = createHash('sha256');
+      const big = createWriteStream(join(source, 'adapter_model.safetensors'));
+      for (let i = 0; i < 300; i++) {
+        const chunk = randomBytes(1024 * 1024);
+        bigHash.update(chunk);
+        if (!big.write(chunk)) await once(big, 'drain');
+      }
+      big.end();
+      await once(big, 'close');
+      const expected = new Map([['adapter_model.safetensors', bigHash.digest('hex')]]);
+      for (let i = 0; i < 49; i++) {
+        const path = i < 10 ? `nested/deeper/part-${i}.json` : i < 25 ? `nested/file-${i}.txt` : `file-${i}.bin`;
+        const body = randomBytes(100 + i * 37);
+        await writeFile(join(source, ...path.split('/')), body);
+        expected.set(path, createHash('sha256').update(body).digest('hex'));
+      }
+      const key = 'campaigns/a/phase-1/checkpoints/actor';
+      const objects = await uploadCheckpoint(store, key, source);
+      assert.equal(objects.length, 51, '50 files and the listing');
+      const listing = await readCheckpointListing(store, key);
+      assert.equal(listing?.files.length, 50);
+      assert.deepEqual(new Map(listing!.files.map((file) => [file.path, file.sha256])), expected);
+
+      const staged = await downloadCheckpoint(store, key, join(target, 'actor'));
+      assert.equal(staged.kind, 'directory');
+      for (const [path, sha256] of expected) {
+        const hash = createHash('sha256');
+        for await (const chunk of createReadStream(join(target, 'actor', ...path.split('/')))) hash.update(chunk);
+        assert.equal(hash.digest('hex'), sha256, path);
+      }
+
+      // A file changed in storage behind the listing's back is refused by its checksum.
+      await store.putBytes(`${key}/file-30.bin`, Buffer.alloc(100 + 30 * 37));
+      await assert.rejects(downloadCheckpoint(store, key, join(target, 'again')), /file-30\.bin came back with .* the listing says/);
+      // A single-file checkpoint still stages as a file.
+      await store.putBytes('campaigns/a/phase-1/checkpoints/critic.onnx', 'weights');
+      const single = await downloadCheckpoint(store, 'campaigns/a/phase-1/checkpoints/critic.onnx', join(target, 'critic.onnx'));
+      assert.equal(single.kind, 'file');
+      assert.equal(await readFile(join(target, 'critic.onnx'), 'utf8'), 'weights');
+    } finally {
+      await rm(source, { recursive: true, force: true });
+      await rm(target, { recursive: true, force: true });
+    }
   });
 
   test('a failing source aborts the upload and leaves no object or parts', async () => {

@@ -13,6 +13,7 @@ import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
+import { createDeployActivities } from '../activities/campaign/deployActivities';
 import type { Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { keepRunning, type OutageWatch } from '../infra/outage';
@@ -70,7 +71,7 @@ export async function runWorkers(settings: Settings, requested: QueueName[], sig
           ? { ...createArtifactActivities({ store }), ...createControlActivities({ ctx }) }
           : queue === 'browser'
             ? createBrowserActivities({ ctx, runtime: runtime!, models })
-            : createTrainActivities({ ctx, models });
+            : { ...createTrainActivities({ ctx, models }), ...createDeployActivities({ ctx }) };
       workers.push(
         await createWorker({
           connection,

@@ -204,6 +204,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       const sft = await step('trainSft', 'SFT of actor, critic and ORM', (o) => train.trainSft.executeWithOptions(o, [{ ...scope, ...collected }]));
       models = sft.models;
       trainingSteps += sft.steps;
+      if (patched('deploy-models')) {
+        await step('deployModels', 'serve the SFT actor', (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
+      }
       // Probe the SFT actor on train tasks: its failures seed the first curriculum phase.
       trainingTasks = await step('generateTasks', 'probe tasks from the train split', (o) =>
         control.generateTasks.executeWithOptions(o, [{ ...scope, failedTasks: null, count: settings.tasksPerPhase, curriculum: false }]),
@@ -267,6 +270,10 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       );
       models = { ...models!, critic: critic.critic, actor: actor.actor };
       trainingSteps += critic.steps + actor.steps;
+      if (patched('deploy-models')) {
+        // Evaluation and the next phase ask the server for this phase's actor by its served name.
+        await step('deployModels', "serve this phase's actor", (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
+      }
     }
 
     const testTasks = await step('evaluationTasks', 'held-out test tasks', (o) => control.evaluationTasks.executeWithOptions(o, [scope]));

@@ -78,11 +78,14 @@ export async function judgeEach(
   return { verdicts: results, failures };
 }
 
-/** The remote actor's scorer, or undefined for the embedded actor. */
-export function remoteActorScorer(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal): ActionScorer | undefined {
+/**
+ * The remote actor's scorer, or undefined for the embedded actor. `served` is the name the actor
+ * checkpoint was deployed under (activities/campaign/deployActivities.ts); without one, the configured model.
+ */
+export function remoteActorScorer(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal, served?: string): ActionScorer | undefined {
   const actor = models.actor;
   if (actor.backend !== 'completions') return undefined;
-  return createCompletionsActorScorer({ ...chatOptions(actor, secrets, signal), mode: actor.mode, concurrency: actor.concurrency });
+  return createCompletionsActorScorer({ ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal), mode: actor.mode, concurrency: actor.concurrency });
 }
 
 /** Log-probs item by item; an item the server cannot score is null and recorded. */
@@ -96,16 +99,17 @@ export async function logProbsEach(
 }
 
 /**
- * The remote actor as a rollout policy (completions over the released checkpoints' prompt). The
- * OpenAI policy reads its key from a variable, so it is told which one holds it.
+ * The remote actor as a rollout policy (completions over the released checkpoints' prompt), asking for
+ * `served` (the deployed name of the checkpoint) or else the configured model. The OpenAI policy reads
+ * its key from a variable, so it is told which one holds it.
  */
-export function remoteActorPolicy(models: ModelsConfig, temperature: number, env: NodeJS.ProcessEnv = process.env): Policy | undefined {
+export function remoteActorPolicy(models: ModelsConfig, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env): Policy | undefined {
   const actor = models.actor;
   if (actor.backend !== 'completions') return undefined;
   const apiKeyEnv = env[SECRET_ENV.llmApiKey] ? SECRET_ENV.llmApiKey : SECRET_ENV.llmApiKeyFallback;
   return createOpenAIPolicy({
     baseURL: actor.baseUrl,
-    model: actor.model,
+    model: served ?? actor.model,
     temperature,
     maxTokens: actor.maxTokens,
     timeoutMs: actor.timeoutMs,

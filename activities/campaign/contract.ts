@@ -18,7 +18,14 @@ export interface Demonstrations {
   ormExamples: DatasetRef;
 }
 
+/** What a phase deployed: the served name of its actor and the checkpoint behind it. */
+export interface ServedModels {
+  actor: { name: string; checkpoint: string };
+}
+
 export interface CampaignActivities {
+  /** After a phase trains the remote-served actor: serve it under the phase's name (models.serving). */
+  deployModels(input: PhaseScope & { actor: string }): Promise<{ served: ServedModels | null }>;
   /** Phase 0: oracle episodes on the train split (SFT data) and labelled episodes for the ORM. */
   collectDemonstrations(scope: PhaseScope): Promise<Demonstrations>;
   /** Phase 0: behaviour cloning of the actor; critic and ORM trained from the same episodes. */

@@ -17,6 +17,7 @@ import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { CampaignActivities } from './contract';
 import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
+import { servedRecordKey, type ServedModelRecord } from './deployActivities';
 
 type ControlActivities = Pick<CampaignActivities, 'generateTasks' | 'evaluationTasks' | 'summarizeEvaluation' | 'publishPhase'>;
 
@@ -200,6 +201,8 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
         const published = await ctx.store.readManifest(manifestKey(model));
         if (published) objects.push(...published.objects);
       }
+      // The name the phase's actor is served under, when a serving backend deployed it.
+      const served = await ctx.store.tryGetJson<ServedModelRecord>(servedRecordKey(input.carry.models.actor));
       const data: PhaseManifestData = {
         campaignId: input.campaignId,
         phase: input.phase,
@@ -207,6 +210,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
         summary,
         carry: input.carry,
         artifacts: { tasks: input.tasks, rewards: input.rewards, experience: input.experience, evaluation: input.evaluation },
+        ...(served ? { served: { actor: { name: served.name, checkpoint: served.checkpoint } } } : {}),
       };
       const manifest = await ctx.store.publishManifest(key, objects, data);
       return { manifestKey: key, summary: manifest.data.summary };

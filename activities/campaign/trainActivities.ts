@@ -23,8 +23,12 @@ import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
 import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
+import { servedModelName } from './deployActivities';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
+import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
+import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
+import { stepRecordOf } from './trainingRecords';
 
 type TrainActivities = Pick<
   CampaignActivities,
@@ -52,6 +56,11 @@ export interface ExperienceRow {
   nextState: ModelState | null;
   reward: number;
   mcReturn: number;
+  /** The trajectory this step belongs to, its place in it, its length and its reward (rows written before these were kept lack them). */
+  traceId?: string;
+  step?: number;
+  steps?: number;
+  trajectoryReward?: number;
 }
 
 interface TrainSpec {
@@ -135,8 +144,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
   }
 
   /**
-   * One training job in an external command: data and models staged from the store, `{out}` uploaded
-   * to the key the embedded trainer would write (a directory goes file by file under `key/`). A
+   * One training job in an external command: data and models staged from the store (files or
+   * directory checkpoints), `{out}` stored as a checkpoint at the key the embedded trainer would write
+   * (a directory goes file by file under `key/`, with its listing beside it). A
    * non-zero exit fails the activity with the trainer's last log lines.
    */
   async function trainExternally(
@@ -145,28 +155,23 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     trainer: Extract<Config['models']['trainer'], { backend: 'external' }>,
     batchSize: number,
   ): Promise<{ objects: ObjectInfo[]; data: { key: string; steps: number; objects: ObjectInfo[] } }> {
-    const inputs: Record<string, string> = { data: spec.data.key };
+    // With a completions actor the trainer reads training records (prompt and response text), written
+    // beside the experience by filterExperience; other datasets go as they are.
+    const config = await ctx.config(spec.scope);
+    const records = trainingRecordsKey(spec.data.key);
+    const useRecords = config.models.actor.backend === 'completions' && (await ctx.store.exists(records));
+    const inputs: Record<string, string> = { data: useRecords ? records : spec.data.key };
     if (spec.init) inputs.init = spec.init;
     if (spec.reference) inputs.reference = spec.reference;
     if (spec.critic) inputs.critic = spec.critic;
     let latest: object = { model: spec.name, phase: 'external', fraction: 0 };
-    // The manifest lists what was uploaded, with the digests the upload computed.
-    const uploads = new Map<string, ObjectInfo>();
-    const recordingStore = {
-      downloadFile: (from: string, path: string) => ctx.store.downloadFile(from, path),
-      uploadFile: async (to: string, path: string) => {
-        const info = await ctx.store.uploadFile(to, path);
-        uploads.set(to, info);
-        return info;
-      },
-    };
     const result = await withHeartbeats(
       () => latest,
       runExternalTrainer({
         command: trainer.command,
         inputs,
         outputs: { out: key },
-        store: recordingStore,
+        store: ctx.store,
         // What the embedded trainer gets as a job, as variables (the command template holds only paths).
         env: {
           WEBRL_TRAIN_MODEL: spec.name,
@@ -174,6 +179,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
           WEBRL_TRAIN_EPOCHS: String(spec.epochs),
           WEBRL_TRAIN_BATCH_SIZE: String(batchSize),
           WEBRL_TRAIN_SEED: String(spec.scope.seed),
+          WEBRL_TRAIN_DATA_FORMAT: useRecords ? 'training-records' : 'examples',
+          WEBRL_TRAIN_RECORD_SCHEMA_VERSION: String(TRAINING_RECORD_SCHEMA_VERSION),
+          ...objectiveEnvironment(spec.objective, config.campaign.training),
         },
         ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
         ...(trainer.timeoutSeconds ? { timeoutMs: trainer.timeoutSeconds * 1000 } : {}),
@@ -184,7 +192,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         },
       }),
     );
-    const objects = (result.uploaded.out ?? []).map((uploaded) => uploads.get(uploaded)!);
+    // The manifest lists what was uploaded, with the digests the upload computed.
+    const objects = result.uploaded.out ?? [];
     await ctx.store.putJson(`${key}.trainer-log.json`, { command: trainer.command, logTail: result.logTail });
     // An external trainer reports no step count; 0 says so rather than inventing one.
     return { objects, data: { key, steps: 0, objects } };
@@ -287,6 +296,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
             nextState: record.rounds[t + 1]?.state ?? null,
             reward: t === record.rounds.length - 1 ? reward.reward : 0,
             mcReturn: monteCarloReturn(reward.reward, t, record.rounds.length),
+            traceId: record.traceKey,
+            step: t,
+            steps: record.rounds.length,
+            trajectoryReward: reward.reward,
           }));
           current.push(...steps);
           if (reward.reward === 1) successes.push(...steps);
@@ -297,26 +310,31 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         // nor alien (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps.
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input);
-        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal);
+        // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
+        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal, await servedModelName(ctx.store, input.actor));
         let logProbs: (ActionLogProb | null)[];
+        let currentLogProbs: (ActionLogProb | null)[] | undefined;
         if (scorer && config.models.actor.backend === 'completions') {
-          // A replay step the server cannot score is left out of this phase's replay (and recorded).
-          const items = buffer.map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
+          // A step the server cannot score is left out of this phase's replay, or has null log-probs in
+          // its training record (and is recorded).
+          const items = [...buffer, ...current].map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
           const scored = await withHeartbeats(() => ({ scoring: items.length }), logProbsEach(scorer, items, config.models.actor.concurrency));
-          logProbs = scored.logProbs;
+          logProbs = scored.logProbs.slice(0, buffer.length);
+          currentLogProbs = scored.logProbs.slice(buffer.length);
           if (scored.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scored.failures);
         } else {
           const actor = await models.actor(input.actor);
           logProbs = await actor.logProbs(buffer.map((row) => ({ state: row.state, response: row.response })));
         }
         const [low, high] = input.rankBand;
-        const inBand = buffer.filter((_, i) => {
+        const inBandIndices = buffer.flatMap((_, i) => {
           const scored = logProbs[i];
-          if (!scored) return false;
+          if (!scored) return [];
           const rank = Math.exp(scored.meanTokenLogProb);
-          return rank > low && rank <= high;
+          return rank > low && rank <= high ? [i] : [];
         });
-        const replayed = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBand, Math.floor(input.cap * current.length));
+        const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBandIndices, Math.floor(input.cap * current.length));
+        const replayed = replayedIndices.map((i) => buffer[i]!);
 
         // The buffer keeps one successful trajectory per task.
         const known = new Set(buffer.map((row) => row.taskId));
@@ -324,8 +342,19 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const experience = await ctx.writeDataset(ctx.key(input, 'experience.jsonl'), [...current, ...replayed]);
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
+        const written = [experience, replayBuffer, failedTasks];
+        if (currentLogProbs) {
+          // The records an external trainer reads, beside the experience: the same rows in the same order.
+          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma };
+          written.push(
+            await ctx.writeDataset(trainingRecordsKey(experience.key), [
+              ...current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)),
+              ...replayedIndices.map((i) => stepRecordOf(buffer[i]!, 'replay', logProbs[i] ?? null, scope)),
+            ]),
+          );
+        }
         return {
-          objects: await ctx.datasetObjects(experience, replayBuffer, failedTasks),
+          objects: await ctx.datasetObjects(...written),
           data: { experience, replayBuffer, failedTasks, replayedSteps: replayed.length, currentSteps: current.length },
         };
       });

@@ -13,6 +13,7 @@
  */
 import { buildPrompt } from '../../browser/policies/prompt';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../actor';
+import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
 import { createClient, describeEndpoint, type EndpointOptions } from './openaiClient';
 import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
@@ -77,6 +78,11 @@ function promptLogprobTokens(reply: unknown): ScoredToken[] {
   });
 }
 
+/** The exact prompt text the completions actor sends in `state` (the released checkpoints' format). */
+export function statePrompt(state: ModelState): string {
+  return buildPrompt(state.intent, state.history.map((round) => round.response), state.observation.html);
+}
+
 export function createCompletionsActorScorer(options: CompletionsActorOptions): ActionScorer {
   const client = createClient(options);
   const mode = options.mode ?? 'echo';
@@ -84,12 +90,7 @@ export function createCompletionsActorScorer(options: CompletionsActorOptions): 
 
   async function score(item: ScoredAction): Promise<ActionLogProb> {
     if (item.response.length === 0) throw new Error('an empty action has no tokens to score');
-    const prompt = buildPrompt(
-      item.state.intent,
-      item.state.history.map((round) => round.response),
-      item.state.observation.html,
-    );
-    const fullText = prompt + item.response;
+    const fullText = statePrompt(item.state) + item.response;
     return withRetries(
       what,
       async () => {

@@ -4,10 +4,11 @@
  *   command    a template such as `python train.py --data {data} --init {actor} --out {out}`; it is split
  *              into arguments here (whitespace, with '...' / "..." quoting) and run without a shell, so
  *              substituted paths cannot inject anything
- *   inputs     {name: storage key}: each is downloaded into a fresh temporary directory and `{name}`
- *              becomes its local path
+ *   inputs     {name: storage key}: each checkpoint (a file, or a directory with its listing; see
+ *              storage/checkpoints.ts) is staged in a fresh temporary directory and `{name}` becomes
+ *              its local path
  *   outputs    {name: storage key}: `{name}` becomes a path in the temporary directory's out/; after a
- *              zero exit each is uploaded (a file to the key; a directory file by file under `key/`)
+ *              zero exit each is stored as a checkpoint (a file, or a directory with its listing)
  *   progress   a stdout or stderr line `PROGRESS <fraction>` calls onProgress(fraction in [0, 1]); every
  *              line goes to onLog
  *   failure    a non-zero exit, a signal, a missing output or the timeout rejects with an
@@ -17,16 +18,16 @@
  * `env`; nothing of the environment is logged. The temporary directory is removed afterwards.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, relative } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { ObjectInfo } from '../../storage/artifactStore';
+import { downloadCheckpoint, uploadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
 
 /** The part of ArtifactStore the runner needs. */
-export interface FileStore {
-  downloadFile(key: string, localPath: string): Promise<unknown>;
-  uploadFile(key: string, localPath: string): Promise<unknown>;
-}
+export type FileStore = CheckpointStore;
 
 export interface ExternalTrainerOptions {
   command: string;
@@ -42,8 +43,8 @@ export interface ExternalTrainerOptions {
 }
 
 export interface ExternalTrainerResult {
-  /** Storage keys written, per output name. */
-  uploaded: Record<string, string[]>;
+  /** Objects written, per output name (a directory's files, then its listing). */
+  uploaded: Record<string, ObjectInfo[]>;
   logTail: string[];
 }
 
@@ -98,14 +99,6 @@ function substitute(args: readonly string[], paths: Record<string, string>): str
   );
 }
 
-async function filesUnder(path: string): Promise<string[]> {
-  const info = await stat(path);
-  if (!info.isDirectory()) return [path];
-  const entries = await readdir(path, { withFileTypes: true });
-  const nested = await Promise.all(entries.sort((a, b) => a.name.localeCompare(b.name)).map((entry) => filesUnder(join(path, entry.name))));
-  return nested.flat();
-}
-
 export async function runExternalTrainer(options: ExternalTrainerOptions): Promise<ExternalTrainerResult> {
   const args = splitCommand(options.command);
   if (args.length === 0) throw new Error('the trainer command is empty');
@@ -117,7 +110,7 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
     await mkdir(join(workDir, 'out'));
     for (const [name, key] of Object.entries(options.inputs)) {
       const path = join(workDir, 'in', `${name}-${basename(key)}`);
-      await options.store.downloadFile(key, path);
+      await downloadCheckpoint(options.store, key, path);
       paths[name] = path;
     }
     for (const name of Object.keys(options.outputs)) paths[name] = join(workDir, 'out', name);
@@ -169,21 +162,13 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
       throw new ExternalTrainerError(`the trainer exited with code ${exitCode}; last lines:\n${logTail.join('\n')}`, exitCode, [...logTail]);
     }
 
-    const uploaded: Record<string, string[]> = {};
+    const uploaded: Record<string, ObjectInfo[]> = {};
     for (const [name, key] of Object.entries(options.outputs)) {
       const path = paths[name]!;
-      let files: string[];
-      try {
-        files = await filesUnder(path);
-      } catch {
-        throw new ExternalTrainerError(`the trainer exited 0 but did not write {${name}} (${path})`, 0, [...logTail]);
+      if (!existsSync(path)) {
+        throw new ExternalTrainerError(`the trainer exited 0 but did not write {${name}} (${path}); last lines:\n${logTail.join('\n')}`, 0, [...logTail]);
       }
-      uploaded[name] = [];
-      for (const file of files) {
-        const target = file === path ? key : `${key.replace(/\/+$/, '')}/${relative(path, file).split('\\').join('/')}`;
-        await options.store.uploadFile(target, file);
-        uploaded[name].push(target);
-      }
+      uploaded[name] = await uploadCheckpoint(options.store, key, path);
     }
     return { uploaded, logTail: [...logTail] };
   } finally {

@@ -4,6 +4,7 @@
  * (non-zero exit, timeout, missing output, bad template, missing program) reported clearly.
  */
 import { describe, test } from 'node:test';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { ExternalTrainerError, runExternalTrainer, splitCommand, type FileStore } from '../../models/remote/externalTrainer';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fakeTrainer.mjs');
+
+const info = (key: string, body: string) => ({ key, bytes: Buffer.byteLength(body), sha256: createHash('sha256').update(body).digest('hex') });
 
 /** An in-memory artifact store. */
 function memoryStore(objects: Record<string, string>): FileStore & { objects: Map<string, string> } {
@@ -23,9 +26,21 @@ function memoryStore(objects: Record<string, string>): FileStore & { objects: Ma
       if (body === undefined) throw new Error(`no object ${key}`);
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, body);
+      return info(key, body);
     },
     async uploadFile(key, path) {
-      map.set(key, await readFile(path, 'utf8'));
+      const body = await readFile(path, 'utf8');
+      map.set(key, body);
+      return info(key, body);
+    },
+    async putJson(key, value) {
+      const body = `${JSON.stringify(value)}\n`;
+      map.set(key, body);
+      return info(key, body);
+    },
+    async tryGetJson<T>(key: string) {
+      const body = map.get(key);
+      return body === undefined ? undefined : (JSON.parse(body) as T);
     },
   };
 }
@@ -58,9 +73,34 @@ describe('external trainer', () => {
     assert.ok(logs.some(([stream, line]) => stream === 'stdout' && line === 'loaded 3 examples'));
     assert.ok(logs.some(([stream, line]) => stream === 'stderr' && line === 'warming up (stderr)'));
     assert.ok(logs.some(([, line]) => line === 'seen env: on'));
-    assert.deepEqual(result.uploaded.out, ['campaigns/c/phase-1/checkpoints/actor/model.onnx', 'campaigns/c/phase-1/checkpoints/actor/tokenizer/vocab.json']);
+    assert.deepEqual(
+      result.uploaded.out!.map((object) => object.key),
+      ['campaigns/c/phase-1/checkpoints/actor/model.onnx', 'campaigns/c/phase-1/checkpoints/actor/tokenizer/vocab.json', 'campaigns/c/phase-1/checkpoints/actor.files.json'],
+    );
     assert.equal(files.objects.get('campaigns/c/phase-1/checkpoints/actor/model.onnx'), 'weights for 3 examples');
     assert.deepEqual(await trainerDirs(), before, 'the temporary directory is removed');
+  });
+
+  test('a directory checkpoint written by one run is staged as a directory by the next', async () => {
+    const files = store();
+    await runExternalTrainer({ command: command('ok'), inputs, outputs, store: files });
+    const listing = JSON.parse(files.objects.get('campaigns/c/phase-1/checkpoints/actor.files.json')!);
+    assert.deepEqual(listing.files.map((file: { path: string }) => file.path), ['model.onnx', 'tokenizer/vocab.json']);
+    const seen: string[] = [];
+    await runExternalTrainer({
+      command: `${command('ok')} --init {init}`,
+      inputs: { ...inputs, init: 'campaigns/c/phase-1/checkpoints/actor' },
+      outputs: { out: 'campaigns/c/phase-2/checkpoints/actor' },
+      store: files,
+      onLog: (line) => seen.push(line),
+    });
+    assert.ok(seen.includes('init files: model.onnx,tokenizer'), seen.join('\n'));
+    // A corrupted file is caught by its checksum.
+    files.objects.set('campaigns/c/phase-1/checkpoints/actor/model.onnx', 'tampered');
+    await assert.rejects(
+      runExternalTrainer({ command: command('ok'), inputs: { ...inputs, init: 'campaigns/c/phase-1/checkpoints/actor' }, outputs, store: files }),
+      /model\.onnx came back with 8 bytes/,
+    );
   });
 
   test('a non-zero exit is a clear failure with the last log lines', async () => {

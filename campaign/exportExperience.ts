@@ -1,0 +1,74 @@
+/**
+ * A phase's experience for trainers outside this project:
+ *
+ *   records  the training records (models/train/trainingRecord.ts), one JSON object per line
+ *   webrl    a JSON array in the field layout WebRL's own trainer reads (scripts/process_data.py's output,
+ *            loaded into webrl/data/utils.py's ReplayBuffer): observation, action, reward,
+ *            next_observation, done, mc_return, plus task, trajectory_reward and, for replayed steps,
+ *            rank_score
+ *
+ * A phase of a completions actor has its records stored beside the experience (with log-probs); for
+ * any other phase they are built here from the experience rows, without log-probs.
+ */
+import type { ArtifactStore } from '../storage/artifactStore';
+import { StoragePermanentError } from '../storage/errors';
+import { stepRecordOf } from '../activities/campaign/trainingRecords';
+import type { ExperienceRow } from '../activities/campaign/trainActivities';
+import { trainingRecordsKey, trainingStepRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
+import { phaseManifestKey, type PhaseManifestData } from './manifest';
+
+export interface WebRLExperienceItem {
+  observation: string;
+  action: string;
+  /** WebRL gives every step of a trajectory the trajectory's score. */
+  reward: number;
+  next_observation: string;
+  done: boolean;
+  mc_return: number;
+  task: string;
+  trajectory_reward: number;
+  rank_score?: number;
+}
+
+async function readAll<T>(store: ArtifactStore, key: string): Promise<T[]> {
+  const rows: T[] = [];
+  for await (const row of store.readJsonl<T>(key)) rows.push(row);
+  return rows;
+}
+
+/** The phase's experience rows and their training records, in the same order. */
+export async function phaseExperience(store: ArtifactStore, campaignId: string, phase: number, gamma: number): Promise<{ rows: ExperienceRow[]; records: TrainingStepRecord[] }> {
+  const manifest = await store.readManifest<PhaseManifestData>(phaseManifestKey(campaignId, phase));
+  if (!manifest) throw new StoragePermanentError(`campaign ${campaignId} has no published phase ${phase}`);
+  const { experience } = manifest.data.artifacts;
+  const rows = await readAll<ExperienceRow>(store, experience.key);
+  const stored = (await store.exists(trainingRecordsKey(experience.key))) ? await readAll<unknown>(store, trainingRecordsKey(experience.key)) : undefined;
+  if (stored) {
+    const records = stored.map((row, i) => {
+      const parsed = trainingStepRecordSchema.safeParse(row);
+      if (!parsed.success) throw new StoragePermanentError(`${trainingRecordsKey(experience.key)} line ${i + 1} is not a step record: ${parsed.error.message}`);
+      return parsed.data;
+    });
+    return { rows, records };
+  }
+  // The experience is this phase's steps, then the replayed ones.
+  const firstReplayed = rows.length - manifest.data.summary.replayedSteps;
+  const records = rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? 'replay' : 'rollout', null, { campaignId, phase, gamma }));
+  return { rows, records };
+}
+
+export function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): WebRLExperienceItem {
+  const score = row.trajectoryReward ?? row.reward;
+  return {
+    observation: record.prompt,
+    action: record.response,
+    reward: score,
+    // WebRL's last step has a next observation of its own page again; here it is the step's own prompt.
+    next_observation: record.nextPrompt ?? record.prompt,
+    done: record.done,
+    mc_return: record.mcReturn,
+    task: record.state.intent,
+    trajectory_reward: score >= 0.5 ? 1 : 0,
+    ...(record.source === 'replay' && record.rank !== null ? { rank_score: record.rank } : {}),
+  };
+}

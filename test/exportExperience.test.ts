@@ -1,0 +1,95 @@
+/**
+ * Training records outside the workflow: `webrl schema training-record` prints the JSON Schema of the
+ * zod type; `webrl export` writes a published phase's experience as training records or in the field
+ * layout WebRL's trainer reads, with WebRL's Monte-Carlo returns.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { ExperienceRow } from '../activities/campaign/trainActivities';
+import { phaseManifestKey } from '../campaign/manifest';
+import type { WebRLExperienceItem } from '../campaign/exportExperience';
+import { statePrompt } from '../models/remote/completionsActor';
+import type { ModelState } from '../models/state';
+import { monteCarloReturnWebRL, trainingRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
+import { startTestStack, type TestStack } from './harness/stack';
+
+const execFileAsync = promisify(execFile);
+const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
+
+const state = (intent: string, history: string[], html: string): ModelState =>
+  ({ intent, history: history.map((response) => ({ response, action: null })), observation: { url: 'http://127.0.0.1/', title: 'p', html, elements: [] } }) as unknown as ModelState;
+
+describe('training records and their export', () => {
+  let stack: TestStack;
+  before(async () => {
+    stack = await startTestStack();
+  });
+  after(() => stack?.stop());
+
+  test("WebRL's Monte-Carlo return: every step carries the trajectory's score, discounted from each step on", () => {
+    assert.deepEqual([0, 1, 2].map((t) => monteCarloReturnWebRL(1, t, 3, 0.5)), [1.75, 1.5, 1]);
+    assert.deepEqual([0, 1].map((t) => monteCarloReturnWebRL(0, t, 2, 0.9)), [0, 0]);
+  });
+
+  test('webrl schema training-record prints the JSON Schema generated from the zod type', async () => {
+    const { stdout } = await execFileAsync(process.execPath, [WEBRL, 'schema', 'training-record']);
+    const schema = JSON.parse(stdout) as { oneOf: { properties: Record<string, { const?: unknown }>; required: string[] }[] };
+    const [step, orm] = schema.oneOf;
+    assert.deepEqual(
+      Object.keys(step!.properties).sort(),
+      ['campaignId', 'done', 'id', 'kind', 'mcReturn', 'nextPrompt', 'phase', 'prompt', 'rank', 'refLogprob', 'response', 'responseTokens', 'reward', 'schemaVersion', 'source', 'state', 'step', 'taskId', 'traceId'],
+    );
+    assert.equal(step!.properties.schemaVersion!.const, 1);
+    assert.deepEqual(Object.keys(orm!.properties).sort(), ['campaignId', 'id', 'kind', 'phase', 'prompt', 'response', 'schemaVersion', 'taskId', 'traceId']);
+  });
+
+  test('webrl export writes a phase as training records and in WebRL layout', async () => {
+    const campaign = 'export-test';
+    const key = `campaigns/${campaign}/phase-1/experience.jsonl`;
+    const s0 = state('buy milk', [], '<html>zero</html>');
+    const s1 = state('buy milk', ['do(action="Click", element="1")'], '<html>one</html>');
+    const rows: ExperienceRow[] = [
+      { taskId: '7', state: s0, response: 'do(action="Click", element="1")', nextState: s1, reward: 0, mcReturn: 0.9, traceId: 't7', step: 0, steps: 2, trajectoryReward: 1 },
+      { taskId: '7', state: s1, response: 'exit(message="done")', nextState: null, reward: 1, mcReturn: 1, traceId: 't7', step: 1, steps: 2, trajectoryReward: 1 },
+      { taskId: '3', state: state('sell eggs', [], '<html>r</html>'), response: 'exit(message="N/A")', nextState: null, reward: 1, mcReturn: 1, traceId: 't3', step: 0, steps: 1, trajectoryReward: 1 },
+    ];
+    const info = await stack.store.writeJsonl(key, rows);
+    await stack.store.publishManifest(phaseManifestKey(campaign, 1), [info], {
+      campaignId: campaign,
+      phase: 1,
+      summary: { replayedSteps: 1 },
+      artifacts: { experience: { key, count: 3, sha256: info.sha256 } },
+    });
+    const configFile = join(stack.dir, 'export.json');
+    await writeFile(configFile, JSON.stringify({ ...stack.config, campaign: { ...stack.config.campaign, name: campaign } }));
+    const env = { ...process.env, ...stack.env };
+
+    const recordsFile = join(stack.dir, 'records.jsonl');
+    await execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'records', '-o', recordsFile], { env });
+    const records = (await readFile(recordsFile, 'utf8')).trim().split('\n').map((line) => trainingRecordSchema.parse(JSON.parse(line)) as TrainingStepRecord);
+    assert.deepEqual(records.map((r) => [r.id, r.source, r.done, r.reward]), [['t7:0', 'rollout', false, 0], ['t7:1', 'rollout', true, 1], ['t3:0', 'replay', true, 1]]);
+    assert.equal(records[0]!.prompt, statePrompt(s0));
+    assert.equal(records[0]!.nextPrompt, statePrompt(s1));
+    assert.ok(Math.abs(records[0]!.mcReturn - 1.9) < 1e-12);
+    assert.equal(records[0]!.refLogprob, null, 'an embedded phase has no server log-probs');
+
+    const webrlFile = join(stack.dir, 'webrl.json');
+    await execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'webrl', '-o', webrlFile], { env });
+    const items = JSON.parse(await readFile(webrlFile, 'utf8')) as WebRLExperienceItem[];
+    assert.deepEqual(Object.keys(items[0]!).sort(), ['action', 'done', 'mc_return', 'next_observation', 'observation', 'reward', 'task', 'trajectory_reward']);
+    assert.deepEqual(items.map((item) => [item.reward, item.done, item.trajectory_reward, item.task]), [[1, false, 1, 'buy milk'], [1, true, 1, 'buy milk'], [1, true, 1, 'sell eggs']]);
+    assert.equal(items[0]!.observation, statePrompt(s0));
+    assert.equal(items[0]!.next_observation, statePrompt(s1));
+    assert.equal(items[1]!.next_observation, items[1]!.observation);
+
+    await assert.rejects(
+      execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '4', '-o', webrlFile], { env }),
+      /has no published phase 4/,
+    );
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * A tiny campaign of the LLM path on the real stack: a completions actor, a chat ORM and an HTTP critic
+ * behind protocol-faithful local servers (test/models/fixtures), an external trainer that writes LoRA
+ * adapter directories, and a serving backend that hands each phase's adapter to the vLLM-like server.
+ * The server answers every rollout step with an `exit` naming the model the request asked for, so each
+ * stored trajectory says which model acted in it. Used by the campaign test and bench:llm.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { startCampaign } from '../../campaign/control';
+import { readPhaseManifests, type PhaseManifestData } from '../../campaign/manifest';
+import { parseConfig } from '../../config/load';
+import type { Config } from '../../config/schema';
+import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
+import { runWorkers } from '../../workers/run';
+import type { CampaignProgress } from '../../workflows/campaignTypes';
+import type { TrajectoryRecord } from '../../activities/campaign/episodes';
+import { chatCompletion, startServer, type TestServer } from '../models/fixtures/servers';
+import { startVllmServer, type VllmServer } from '../models/fixtures/vllmServer';
+import { tinyCampaignConfig } from './campaign';
+import type { TestStack } from './stack';
+import { killWorkerMidway, startWorkerProcess, writeConfigFile } from './workerProcess';
+import type { ChildProcess } from 'node:child_process';
+import { exited } from '../../infra/processes';
+
+const TRAINER = fileURLToPath(new URL('../models/fixtures/adapterTrainer.mjs', import.meta.url));
+const DEPLOY = fileURLToPath(new URL('../models/fixtures/deployAdapter.mjs', import.meta.url));
+export const BASE_MODEL = 'base-llm';
+
+export interface LlmCampaignRun {
+  config: Config;
+  final: CampaignProgress;
+  manifests: Manifest<PhaseManifestData>[];
+  vllm: VllmServer;
+  store: ArtifactStore;
+  /** Per phase and purpose ('probe' | 'train' | 'eval'): the model named in each trajectory's answer. */
+  actedBy(phase: number, purpose: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface LlmCampaignOptions {
+  phases?: number;
+  /** Store prefix (default: the campaign name). */
+  prefix?: string;
+  /** Another run's config, whose campaign settings and site ports this run shares (runs to compare). */
+  like?: Config;
+  /** Run the worker as a process and SIGKILL it while it deploys this phase's actor, then start another. */
+  crashInDeployOfPhase?: number;
+}
+
+export async function runLlmCampaign(stack: TestStack, client: Client, name: string, serving: 'vllm-lora' | 'command', options: LlmCampaignOptions = {}): Promise<LlmCampaignRun> {
+  const phases = options.phases ?? 2;
+  const vllm = await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
+  const orm: TestServer = await startServer(() => ({ json: chatCompletion('YES', 'orm', [{ token: 'YES', logprob: Math.log(0.7) }, { token: 'NO', logprob: Math.log(0.3) }]) }));
+  const critic: TestServer = await startServer((request) => ({ json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) } }));
+  const shared = await mkdtemp(join(tmpdir(), 'webrl-shared-adapters-'));
+  const tiny = options.like ?? (await tinyCampaignConfig(stack, name, { phases }));
+  const config = parseConfig({
+    ...tiny,
+    s3: { ...tiny.s3, prefix: options.prefix ?? `${name}/` },
+    models: {
+      actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: BASE_MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 10_000 },
+      orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
+      critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1, retryDelayMs: 0 },
+      trainer: { backend: 'external', command: `${process.execPath} ${TRAINER} --data {data} --out {out}` },
+      serving:
+        serving === 'vllm-lora'
+          ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared }
+          : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${vllm.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
+    },
+  });
+  const store = new ArtifactStore(config.s3, stack.secrets.s3);
+  const stop = new AbortController();
+  const crashPhase = options.crashInDeployOfPhase;
+  const configFile = crashPhase === undefined ? undefined : await writeConfigFile(stack, config, `${name}-worker`);
+  let worker: ChildProcess | undefined = configFile ? startWorkerProcess(stack, configFile, `${name}-1`) : undefined;
+  const workers = worker ? Promise.resolve() : runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
+  if (crashPhase !== undefined) {
+    // The load of that phase's adapter is held until the worker that asked for it is dead.
+    let released: () => void = () => {};
+    const held = new Promise<void>((resolve) => (released = resolve));
+    vllm.beforeLoad = (model) => (model === `${name}-p${crashPhase}-actor` ? held : Promise.resolve());
+    void killWorkerMidway(worker!, `the deployment of phase ${crashPhase}`, async () =>
+      vllm.requests.some((r) => r.url === '/v1/load_lora_adapter' && (r.body as { lora_name?: string }).lora_name === `${name}-p${crashPhase}-actor`),
+    ).then(() => {
+      released();
+      worker = startWorkerProcess(stack, configFile!, `${name}-2`);
+    });
+  }
+  const close = async () => {
+    stop.abort();
+    await workers.catch(() => undefined);
+    if (worker && worker.exitCode === null && worker.signalCode === null) {
+      process.kill(-worker.pid!, 'SIGKILL');
+      await exited(worker);
+    }
+    await Promise.all([vllm.close(), orm.close(), critic.close()]);
+    await rm(shared, { recursive: true, force: true });
+    store.destroy();
+  };
+  try {
+    const handle = await startCampaign(client, store, config);
+    const final = (await handle.result()) as CampaignProgress;
+    const manifests = await readPhaseManifests(store, name);
+    const actedBy = async (phase: number, purpose: string) => {
+      const models: string[] = [];
+      for await (const { key } of store.list(`campaigns/${name}/phase-${phase}/rollouts/${purpose}/`)) {
+        if (!/\/trajectories\/[^/]+\.json$/.test(key)) continue;
+        const record = await store.getJson<TrajectoryRecord>(key);
+        for (const round of record.rounds) models.push(/acted by ([\w.-]+)/.exec(round.response)?.[1] ?? `unparsed: ${round.response}`);
+      }
+      return models;
+    };
+    return { config, final, manifests, vllm, store, actedBy, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
