@@ -1,6 +1,7 @@
 """`webrl-torch`: the external-trainer contract of webrl-temporal (models/remote/externalTrainer.ts).
 
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
+    webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
 
 The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
 does not. Exit codes: 0 done, 2 bad input (one line naming the file and field, nothing written to
@@ -92,6 +93,15 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--max-kl", type=float, default=5.0, help="stop when |log pi - log pi_ref| per token exceeds this")
     train.add_argument("--max-grad-norm", type=float, default=1.0)
     train.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+    critic = commands.add_parser("serve-critic", help="serve a critic checkpoint over the project's http critic protocol")
+    critic.add_argument("--base-model", required=True)
+    critic.add_argument("--critic", required=True, help="critic checkpoint directory (the critic objective's {out})")
+    critic.add_argument("--host", default="127.0.0.1")
+    critic.add_argument("--port", type=int, default=8100, help="0 picks a free port (printed on stderr)")
+    critic.add_argument("--max-length", type=int, default=4096)
+    critic.add_argument("--batch-size", type=int, default=8)
+    critic.add_argument("--api-key-env", help="require Authorization: Bearer <value of this variable>")
+    critic.add_argument("--device", default="auto")
     return root
 
 
@@ -102,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
             from .train import run
 
             run(job_from(args))
+        elif args.command == "serve-critic":
+            from .critic_server import serve
+            from .modeling import ModelOptions, pick_device
+
+            device, dtype = pick_device(args.device)
+            model = ModelOptions(base_model=args.base_model, gradient_checkpointing=False, device=device, dtype=dtype)
+            serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
         return 0
     except (InputError, TrainingStopped) as error:
         print(f"webrl-torch: {error}", file=sys.stderr, flush=True)
