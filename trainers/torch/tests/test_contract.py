@@ -1,0 +1,110 @@
+"""The external-trainer contract: exit codes, one-line reasons, nothing written on bad input, resume."""
+import json
+import re
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from safetensors.torch import load_file
+
+from webrl_torch import train as train_module
+from webrl_torch.modeling import ModelOptions
+from webrl_torch.testing.tiny import build_tiny_model
+from webrl_torch.train import JobSpec, run
+
+from conftest import step_record, step_records, write_jsonl
+
+
+def trainer(model: Path, data: Path, out: Path, objective: str = "actor-sft", *extra: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "WEBRL_TRAIN_OBJECTIVE": objective, "WEBRL_TRAIN_EPOCHS": "1", "WEBRL_TRAIN_BATCH_SIZE": "4", "WEBRL_TRAIN_SEED": "1", **env}
+    command = [sys.executable, "-m", "webrl_torch.cli", "train", "--base-model", str(model), "--data", str(data), "--out", str(out), "--lora-rank", "4", *extra]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+
+
+def last_line(result: subprocess.CompletedProcess) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("records", "field"),
+    [
+        ([step_record(0, success=True, schemaVersion=2)], ":1 schemaVersion: expected 1, got 2"),
+        ([step_record(0, success=True), step_record(1, success=True, reward="high")], ":2 reward: expected a finite number"),
+        ([step_record(0, success=True, source="dream")], ":1 source: expected one of rollout, replay, demonstration"),
+        ([], "data: no step records"),
+    ],
+)
+def test_bad_records_exit_2_with_one_line_naming_file_and_field_and_write_nothing(tiny_model, tmp_path, records, field):
+    data = write_jsonl(tmp_path / "data.jsonl", records)
+    out = tmp_path / "out"
+    result = trainer(tiny_model, data, out)
+    assert result.returncode == 2, result.stderr
+    assert last_line(result) == result.stderr.strip()  # one line
+    assert f"{data}{field}" in last_line(result) or f"{data}: {field}" in last_line(result)
+    assert not out.exists()
+
+
+def test_a_checkpoint_of_another_architecture_exits_2_naming_the_file_and_field(tiny_model, tmp_path):
+    other = build_tiny_model(tmp_path / "other", hidden_size=32)
+    out = tmp_path / "out"
+    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--init", str(other))
+    assert result.returncode == 2
+    assert f"{other / 'config.json'} hidden_size: 32 does not match the base model's 64" in last_line(result)
+    assert not out.exists()
+
+
+def test_a_wrong_record_schema_version_in_the_environment_exits_2(tiny_model, tmp_path):
+    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), tmp_path / "out", WEBRL_TRAIN_RECORD_SCHEMA_VERSION="2")
+    assert result.returncode == 2 and "WEBRL_TRAIN_RECORD_SCHEMA_VERSION: expected 1" in last_line(result)
+
+
+def test_a_job_reports_progress_and_exits_0(tiny_model, tmp_path):
+    out = tmp_path / "out"
+    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, WEBRL_TRAIN_LEARNING_RATE="0.001")
+    assert result.returncode == 0, result.stderr
+    progress = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("PROGRESS ")]
+    assert progress[0] == 0.0 and progress[-1] == 1.0 and progress == sorted(progress)
+    assert json.loads((out / "adapter_config.json").read_text())["r"] == 4
+
+
+def test_a_nan_loss_stops_the_job_with_the_step_and_last_metrics_and_no_output(tiny_model, tmp_path):
+    out = tmp_path / "out"
+    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-grad-norm", "1e30", WEBRL_TRAIN_LEARNING_RATE="1e30", WEBRL_TRAIN_EPOCHS="4", WEBRL_TRAIN_BATCH_SIZE="6")
+    assert result.returncode == 3, result.stderr
+    assert re.search(r"stopped at step \d of 4: the loss is (nan|inf|-inf) \(last metrics: ", last_line(result))
+    assert not (out / "adapter_model.safetensors").exists()
+
+
+def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninterrupted_one_does(tiny_model, tmp_path, monkeypatch):
+    data = write_jsonl(tmp_path / "data.jsonl", step_records())
+
+    def spec(out: Path) -> JobSpec:
+        model = ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8)
+        return JobSpec(objective="actor-sft", data=str(data), out=str(out), model=model, epochs=3, batch_size=2, seed=3, learning_rate=1e-3, checkpoint_every=4)
+
+    uninterrupted = run(spec(tmp_path / "whole"))
+    assert len(uninterrupted) == 9
+
+    original = train_module._Objective.loss
+    calls = {"n": 0}
+
+    def crash_at_step_six(self, indices):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt("the worker died")
+        return original(self, indices)
+
+    monkeypatch.setattr(train_module._Objective, "loss", crash_at_step_six)
+    with pytest.raises(KeyboardInterrupt):
+        run(spec(tmp_path / "retried"))
+    assert [p.name for p in (tmp_path / "retried" / ".checkpoints").iterdir()] == ["step-4.pt"]
+    monkeypatch.setattr(train_module._Objective, "loss", original)
+
+    resumed = run(spec(tmp_path / "retried"))
+    assert len(resumed) == 5  # steps 5..9
+    assert resumed == pytest.approx(uninterrupted[4:], abs=1e-5)
+    whole = load_file(str(tmp_path / "whole" / "adapter_model.safetensors"))
+    retried = load_file(str(tmp_path / "retried" / "adapter_model.safetensors"))
+    assert all((whole[k] - retried[k]).abs().max().item() < 1e-5 for k in whole)

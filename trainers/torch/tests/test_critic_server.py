@@ -1,0 +1,82 @@
+"""serve-critic speaks webrl.critic/1 (models/remote/httpCritic.ts) over real HTTP."""
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from webrl_torch.critic_server import CriticService
+from webrl_torch.modeling import ModelOptions
+from webrl_torch.prompt import build_prompt
+from webrl_torch.train import JobSpec, run
+
+from conftest import step_records, write_jsonl
+
+STATES = [
+    {"intent": "Buy a lamp", "history": [], "observation": {"url": "http://shop/", "title": "Shop", "html": "<html> <button id=\"3\"> Go </button> </html>"}},
+    {"intent": "Buy a lamp", "history": ['do(action="Click", element="3")'], "observation": {"url": "http://shop/2", "title": "Lamps", "html": "<html> </html>"}},
+]
+
+
+def test_the_prompt_is_the_one_browser_policies_prompt_ts_builds():
+    # Expected text printed by browser/policies/prompt.ts's buildPrompt for the same arguments.
+    expected = (
+        "Task Instruction: Buy a lamp\n\nRound 0\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\nBuy a lamp\n\n"
+        '<|eot_id|><|start_header_id|>assistant<|end_header_id|>\ndo(action="Click", element="3")\n\nRound 1\n\n'
+        "<|eot_id|><|start_header_id|>user<|end_header_id|>\n** Simplified html **\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        'do(action="Type", argument="lamp", element="4")\n\nRound 2\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n'
+        '<html> <button id="3"> Go </button> é </html>\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n'
+    )
+    history = ['do(action="Click", element="3")', 'do(action="Type", argument="lamp", element="4")']
+    assert build_prompt("Buy a lamp", history, '<html> <button id="3"> Go </button> é </html>') == expected
+
+
+@pytest.fixture(scope="module")
+def critic_checkpoint(tiny_model, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("served-critic")
+    spec = JobSpec(objective="critic", data=str(write_jsonl(directory / "data.jsonl", step_records())), out=str(directory / "out"),
+                   model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8), epochs=2, batch_size=6, learning_rate=1e-3)
+    run(spec)
+    return spec.out
+
+
+def post(url: str, body: object, key: str | None = None) -> tuple[int, dict]:
+    headers = {"content-type": "application/json", **({"authorization": f"Bearer {key}"} if key else {})}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic_checkpoint):
+    environment = {**os.environ, "CRITIC_TEST_KEY": "s3cret-test-key"}
+    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--critic", critic_checkpoint, "--port", "0", "--api-key-env", "CRITIC_TEST_KEY"]
+    server = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in server.stderr:
+            if line.startswith("serving the critic"):
+                url = line.split(" on ")[1].split()[0]
+                break
+        assert url, "the server never said where it listens"
+        status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": STATES}, key="s3cret-test-key")
+        assert status == 200
+        assert len(reply["values"]) == 2 and all(len(pair) == 2 and all(0 <= v <= 1 for v in pair) for pair in reply["values"])
+        # The same numbers as the checkpoint computes in process on the same prompts.
+        service = CriticService(ModelOptions(base_model=str(tiny_model), gradient_checkpointing=False), critic_checkpoint, 4096, 8)
+        direct = service.values([build_prompt(s["intent"], s["history"], s["observation"]["html"]) for s in STATES])
+        assert sum(reply["values"], []) == pytest.approx(sum(direct, []), abs=1e-5)
+
+        assert post(f"{url}/values", {"protocol": "webrl.critic/1", "states": STATES})[0] == 401
+        status, reply = post(f"{url}/values", {"protocol": "other", "states": []}, key="s3cret-test-key")
+        assert status == 400 and "protocol" in reply["error"]
+        status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": [{"intent": "x", "history": []}]}, key="s3cret-test-key")
+        assert status == 400 and reply["error"].startswith("states.0.observation.html")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,94 @@
+"""Each objective, one short job on the tiny Llama: the loss falls on a fixed batch and the output loads back."""
+from pathlib import Path
+
+import pytest
+import torch
+from peft import PeftModel
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from webrl_torch.modeling import ModelOptions, load_critic
+from webrl_torch.train import JobSpec, run
+
+from conftest import orm_record, step_records, write_jsonl
+
+PROMPT = "Task: find the cheapest product number 2. Round 0"
+
+
+def options(model: Path, **overrides) -> ModelOptions:
+    return ModelOptions(base_model=str(model), lora_rank=8, lora_alpha=16, **overrides)
+
+
+def job(tmp_path: Path, base: Path, objective: str, records: list[dict], **overrides) -> JobSpec:
+    settings = dict(epochs=12, batch_size=len(records), seed=7, learning_rate=1e-2, max_length=256)
+    settings.update(overrides)
+    model_options = settings.pop("model", options(base))
+    return JobSpec(objective=objective, data=str(write_jsonl(tmp_path / "data.jsonl", records)), out=str(tmp_path / "out"), model=model_options, **settings)
+
+
+def logits_of(model, tokenizer) -> torch.Tensor:
+    with torch.no_grad():
+        return model(**tokenizer(PROMPT, return_tensors="pt")).logits
+
+
+def assert_adapter_changes_outputs(base: Path, adapter: Path) -> None:
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    model = AutoModelForCausalLM.from_pretrained(str(base))
+    before = logits_of(model, tokenizer)
+    tuned = PeftModel.from_pretrained(model, str(adapter))
+    after = logits_of(tuned, tokenizer)
+    assert (after - before).abs().max().item() > 1e-4
+
+
+def falls(losses: list[float]) -> bool:
+    return losses[-1] < losses[0]
+
+
+@pytest.fixture(scope="module")
+def critic_dir(tiny_model, tmp_path_factory) -> Path:
+    spec = job(tmp_path_factory.mktemp("critic"), tiny_model, "critic", step_records())
+    losses = run(spec)
+    assert falls(losses), losses
+    return Path(spec.out)
+
+
+def test_actor_sft_lowers_token_nll_and_writes_an_adapter_that_loads(tiny_model, tmp_path):
+    spec = job(tmp_path, tiny_model, "actor-sft", step_records())
+    losses = run(spec)
+    assert falls(losses), losses
+    out = Path(spec.out)
+    assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
+    assert not (out / ".checkpoints").exists()
+    assert_adapter_changes_outputs(tiny_model, out)
+
+
+def test_critic_lowers_its_loss_and_its_checkpoint_loads_with_the_heads(tiny_model, critic_dir):
+    assert (critic_dir / "heads.safetensors").is_file() and (critic_dir / "lm" / "adapter_config.json").is_file()
+    critic = load_critic(options(tiny_model), str(critic_dir), trainable=False)
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
+    encoded = tokenizer(PROMPT, return_tensors="pt")
+    v1, v2 = critic(encoded["input_ids"], encoded["attention_mask"])
+    assert v1.shape == (1, 2) and v2.shape == (1, 2)
+    assert_adapter_changes_outputs(tiny_model, critic_dir / "lm")
+
+
+def test_actor_webrl_lowers_its_loss_against_the_critic_and_reference(tiny_model, critic_dir, tmp_path):
+    spec = job(tmp_path, tiny_model, "actor-webrl", step_records(), critic=str(critic_dir), learning_rate=3e-3)
+    losses = run(spec)
+    assert falls(losses), losses
+    assert_adapter_changes_outputs(tiny_model, Path(spec.out))
+
+
+def test_orm_lowers_its_loss_and_writes_an_adapter_that_loads(tiny_model, tmp_path):
+    spec = job(tmp_path, tiny_model, "orm", [orm_record(i, i % 2 == 0) for i in range(6)], learning_rate=2e-3)
+    losses = run(spec)
+    assert falls(losses), losses
+    assert_adapter_changes_outputs(tiny_model, Path(spec.out))
+
+
+def test_full_finetune_writes_a_checkpoint_transformers_loads(tiny_model, tmp_path):
+    spec = job(tmp_path, tiny_model, "actor-sft", step_records(), epochs=3, learning_rate=1e-3, model=options(tiny_model, full_finetune=True))
+    run(spec)
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_model))
+    trained = AutoModelForCausalLM.from_pretrained(spec.out)
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_model))
+    assert (logits_of(trained, tokenizer) - logits_of(base, tokenizer)).abs().max().item() > 1e-4

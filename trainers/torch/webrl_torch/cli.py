@@ -1,0 +1,129 @@
+"""`webrl-torch`: the external-trainer contract of webrl-temporal (models/remote/externalTrainer.ts).
+
+    webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
+    webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
+
+The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
+does not. Exit codes: 0 done, 2 bad input (one line naming the file and field, nothing written to
+{out}), 3 the run went wrong (NaN loss, diverging KL), with the step and the last metrics.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from .errors import InputError, TrainingStopped
+from .records import SCHEMA_VERSION
+
+
+def _env(name: str, parse: Callable[[str], object], default: object, valid: Callable[[object], bool], expected: str) -> object:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = parse(raw)
+    except ValueError:
+        value = None
+    if value is None or not valid(value):
+        raise InputError(f"{name}: expected {expected}, got {raw!r}")
+    return value
+
+
+def job_from(args: argparse.Namespace):
+    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
+    from .modeling import ModelOptions, pick_device
+    from .train import OBJECTIVES, JobSpec
+
+    objective = os.environ.get("WEBRL_TRAIN_OBJECTIVE") or args.objective
+    if objective not in OBJECTIVES:
+        raise InputError(f"WEBRL_TRAIN_OBJECTIVE: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    _env("WEBRL_TRAIN_RECORD_SCHEMA_VERSION", int, SCHEMA_VERSION, lambda v: v == SCHEMA_VERSION, f"{SCHEMA_VERSION} (the record schema this trainer reads)")
+    # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
+    _env("WEBRL_TRAIN_GAMMA", float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
+    device, dtype = pick_device(args.device)
+    return JobSpec(
+        objective=objective,
+        data=args.data,
+        out=args.out,
+        model=ModelOptions(
+            base_model=args.base_model,
+            lora_rank=args.lora_rank,
+            lora_alpha=args.lora_alpha,
+            lora_targets=tuple(t for t in args.lora_targets.split(",") if t),
+            full_finetune=args.full_finetune,
+            gradient_checkpointing=not args.no_gradient_checkpointing,
+            device=device,
+            dtype=dtype,
+        ),
+        init=args.init or None,
+        reference=args.reference or None,
+        critic=args.critic or None,
+        epochs=_env("WEBRL_TRAIN_EPOCHS", int, 1, lambda v: v >= 1, "an integer >= 1"),
+        batch_size=_env("WEBRL_TRAIN_BATCH_SIZE", int, 8, lambda v: v >= 1, "an integer >= 1"),
+        seed=_env("WEBRL_TRAIN_SEED", int, 0, lambda v: v >= 0, "an integer >= 0"),
+        learning_rate=_env("WEBRL_TRAIN_LEARNING_RATE", float, args.learning_rate, lambda v: v > 0, "a positive number"),
+        max_length=args.max_length,
+        checkpoint_every=args.checkpoint_every,
+        max_kl=args.max_kl,
+        max_grad_norm=args.max_grad_norm,
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="webrl-torch", description="WebRL's objectives in PyTorch for webrl-temporal")
+    commands = root.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="one training job (the external-trainer contract)")
+    train.add_argument("--base-model", required=True, help="Hugging Face model directory (or hub name) the adapters belong to")
+    train.add_argument("--data", required=True, help="{data}: the training records (JSONL, schemaVersion 1)")
+    train.add_argument("--out", required=True, help="{out}: the output directory")
+    train.add_argument("--init", help="{init}: adapter directory or full checkpoint to start from")
+    train.add_argument("--reference", help="{reference}: reference actor for records without refLogprob")
+    train.add_argument("--critic", help="{critic}: critic checkpoint directory (actor-webrl; critic to continue)")
+    train.add_argument("--objective", help="used when WEBRL_TRAIN_OBJECTIVE is not set")
+    train.add_argument("--lora-rank", type=int, default=16)
+    train.add_argument("--lora-alpha", type=int, default=32)
+    train.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj", help="comma-separated module names")
+    train.add_argument("--full-finetune", action="store_true", help="train every weight and write a full checkpoint")
+    train.add_argument("--no-gradient-checkpointing", action="store_true")
+    train.add_argument("--learning-rate", type=float, default=1e-5, help="used when WEBRL_TRAIN_LEARNING_RATE is not set")
+    train.add_argument("--max-length", type=int, default=4096, help="tokens per prompt + response (the prompt's start is cut)")
+    train.add_argument("--checkpoint-every", type=int, default=50, help="steps between resumable checkpoints in {out}/.checkpoints")
+    train.add_argument("--max-kl", type=float, default=5.0, help="stop when |log pi - log pi_ref| per token exceeds this")
+    train.add_argument("--max-grad-norm", type=float, default=1.0)
+    train.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+    critic = commands.add_parser("serve-critic", help="serve a critic checkpoint over the project's http critic protocol")
+    critic.add_argument("--base-model", required=True)
+    critic.add_argument("--critic", required=True, help="critic checkpoint directory (the critic objective's {out})")
+    critic.add_argument("--host", default="127.0.0.1")
+    critic.add_argument("--port", type=int, default=8100, help="0 picks a free port (printed on stderr)")
+    critic.add_argument("--max-length", type=int, default=4096)
+    critic.add_argument("--batch-size", type=int, default=8)
+    critic.add_argument("--api-key-env", help="require Authorization: Bearer <value of this variable>")
+    critic.add_argument("--device", default="auto")
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.command == "train":
+            from .train import run
+
+            run(job_from(args))
+        elif args.command == "serve-critic":
+            from .critic_server import serve
+            from .modeling import ModelOptions, pick_device
+
+            device, dtype = pick_device(args.device)
+            model = ModelOptions(base_model=args.base_model, gradient_checkpointing=False, device=device, dtype=dtype)
+            serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
+        return 0
+    except (InputError, TrainingStopped) as error:
+        print(f"webrl-torch: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

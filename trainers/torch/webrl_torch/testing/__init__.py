@@ -1,0 +1,1 @@
+"""Test utilities: a tiny randomly initialised Llama model built locally (nothing downloaded)."""

@@ -1,0 +1,250 @@
+"""One training job: records in, a PEFT adapter (or full checkpoint, or critic directory) out.
+
+Step checkpoints live in `{out}/.checkpoints/` so a retried job that finds them resumes; they are removed
+once the output is written, so the uploaded directory holds only the model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import shutil
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from .errors import InputError, TrainingStopped
+from .losses import critic_loss, orm_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
+from .modeling import (
+    Critic,
+    ModelOptions,
+    encode_pairs,
+    load_critic,
+    load_language_model,
+    load_tokenizer,
+    new_critic,
+    response_log_probs,
+    save_critic,
+    save_language_model,
+    token_log_probs,
+)
+from .records import OrmRecord, StepRecord, read_records
+
+OBJECTIVES = ("actor-sft", "actor-webrl", "critic", "orm")
+CHECKPOINTS = ".checkpoints"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    objective: str
+    data: str
+    out: str
+    model: ModelOptions
+    init: str | None = None
+    reference: str | None = None
+    critic: str | None = None
+    epochs: int = 1
+    batch_size: int = 8
+    seed: int = 0
+    learning_rate: float = 1e-5
+    max_length: int = 4096
+    checkpoint_every: int = 50
+    max_kl: float = 5.0
+    max_grad_norm: float = 1.0
+    log_every: int = 1
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _fingerprint(spec: JobSpec) -> str:
+    """What a step checkpoint must match to be resumed: the data and every setting of the job."""
+    digest = hashlib.sha256(Path(spec.data).read_bytes())
+    settings = {k: v for k, v in asdict(spec).items() if k not in ("out", "log_every", "checkpoint_every")}
+    digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+class _Objective:
+    """What differs between objectives: the trainable module, the per-batch loss, and the output."""
+
+    def __init__(self, spec: JobSpec):
+        self.spec = spec
+        self.tokenizer = load_tokenizer(spec.model.base_model)
+        kind = "orm" if spec.objective == "orm" else "step"
+        self.records: list = read_records(spec.data, kind)
+        if spec.objective == "actor-webrl" and not spec.critic:
+            raise InputError("critic: actor-webrl needs the critic checkpoint ({critic} or --critic)")
+        if spec.objective == "critic":
+            self.module = (
+                load_critic(spec.model, spec.critic, trainable=True) if spec.critic else new_critic(spec.model, spec.init, spec.seed)
+            )
+        else:
+            self.module = load_language_model(spec.model, spec.init, trainable=True)
+        if spec.objective == "orm":
+            yes = self.tokenizer("YES", add_special_tokens=False)["input_ids"]
+            no = self.tokenizer("NO", add_special_tokens=False)["input_ids"]
+            if not yes or not no or yes[0] == no[0]:
+                raise InputError(f"{spec.model.base_model} tokenizer: YES and NO must start with different tokens")
+            self.yes_token, self.no_token = yes[0], no[0]
+        if spec.objective == "actor-webrl":
+            self._prepare_webrl()
+
+    def _encode(self, prompts: list[str], responses: list[str]):
+        return encode_pairs(self.tokenizer, prompts, responses, self.spec.max_length, self.spec.model.device)
+
+    @torch.no_grad()
+    def _prepare_webrl(self) -> None:
+        """Advantages from the frozen critic and the reference log-probs, once, before any update."""
+        spec = self.spec
+        critic = load_critic(spec.model, spec.critic, trainable=False)
+        reference = load_language_model(spec.model, spec.reference, trainable=False) if spec.reference else None
+        was_training = self.module.training
+        self.module.eval()
+        advantages, refs, tokens = [], [], []
+        for start in range(0, len(self.records), spec.batch_size):
+            rows: list[StepRecord] = self.records[start : start + spec.batch_size]
+            v1, v2 = (success_probability(h) for h in critic(**self._state_inputs([r.prompt for r in rows])))
+            has_next = torch.tensor([1.0 if r.next_prompt is not None else 0.0 for r in rows], device=v1.device)
+            nv1, nv2 = (success_probability(h) for h in critic(**self._state_inputs([r.next_prompt or r.prompt for r in rows])))
+            reward = torch.tensor([r.reward for r in rows], device=v1.device)
+            mc_return = torch.tensor([r.mc_return for r in rows], device=v1.device)
+            advantages.append(webrl_advantage(v1, v2, nv1, nv2, reward, mc_return, has_next).cpu())
+            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
+            # A record's refLogprob is used as is; a missing one is computed with the reference model, or
+            # with the untrained init actor (the previous phase's actor, which is WebRL's reference).
+            computed, counts = response_log_probs(reference or self.module, batch)
+            refs.append(torch.tensor([r.ref_logprob if r.ref_logprob is not None else computed[i].item() for i, r in enumerate(rows)]))
+            tokens.append(counts.cpu())
+        self.advantage, self.ref_log_prob, self.tokens = torch.cat(advantages), torch.cat(refs), torch.cat(tokens)
+        self.module.train(was_training)
+        del critic, reference
+
+    def _state_inputs(self, prompts: list[str]) -> dict:
+        batch = self._encode(prompts, [""] * len(prompts))
+        return {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
+
+    def loss(self, indices: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
+        rows = [self.records[i] for i in indices]
+        device = self.spec.model.device
+        objective = self.spec.objective
+        if objective == "actor-sft":
+            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
+            loss = sft_loss(token_log_probs(self.module, batch), batch.response_mask)
+            return loss, {"loss": loss.item()}
+        if objective == "actor-webrl":
+            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
+            log_prob, _ = response_log_probs(self.module, batch)
+            index = torch.tensor(indices)
+            return webrl_actor_loss(log_prob, self.ref_log_prob[index].to(device), self.tokens[index].to(device), self.advantage[index].to(device))
+        if objective == "critic":
+            success = torch.tensor([1 if r.mc_return > 0 else 0 for r in rows], device=device)
+            has_next = torch.tensor([1.0 if r.next_prompt is not None else 0.0 for r in rows], device=device)
+            state = self.module(**self._state_inputs([r.prompt for r in rows]))
+            following = self.module(**self._state_inputs([r.next_prompt or r.prompt for r in rows]))
+            loss = critic_loss(state, following, success, has_next)
+            return loss, {"loss": loss.item()}
+        orm_rows: list[OrmRecord] = rows
+        batch = self._encode([r.prompt for r in orm_rows], [""] * len(orm_rows))
+        logits = self.module(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+        last = logits[torch.arange(len(orm_rows), device=device), batch.attention_mask.sum(dim=1) - 1].float()
+        success = torch.tensor([1 if r.success else 0 for r in orm_rows], device=device)
+        loss = orm_loss(last[:, self.yes_token], last[:, self.no_token], success)
+        return loss, {"loss": loss.item()}
+
+    def save(self, out: Path) -> None:
+        if isinstance(self.module, Critic):
+            save_critic(self.module, out, self.spec.model.base_model)
+        else:
+            save_language_model(self.module, out)
+        self.tokenizer.save_pretrained(str(out / "tokenizer") if isinstance(self.module, Critic) else str(out))
+
+
+def _order(count: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
+    """The batches of one epoch, shuffled by the job's seed (so a resumed job replays the same order)."""
+    indices = list(range(count))
+    random.Random(seed * 1_000_003 + epoch).shuffle(indices)
+    return [indices[i : i + batch_size] for i in range(0, count, batch_size)]
+
+
+def _trainable(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {name: p for name, p in module.named_parameters() if p.requires_grad}
+
+
+def _latest_checkpoint(directory: Path, fingerprint: str) -> Path | None:
+    found = sorted(directory.glob("step-*.pt"), key=lambda p: int(p.stem.split("-")[1]))
+    for path in reversed(found):
+        if torch.load(path, map_location="cpu", weights_only=False).get("fingerprint") == fingerprint:
+            return path
+    return None
+
+
+def run(spec: JobSpec) -> list[float]:
+    """Trains, writes the output into spec.out and returns the loss of every step (for tests and logs)."""
+    if spec.objective not in OBJECTIVES:
+        raise InputError(f"WEBRL_TRAIN_OBJECTIVE: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
+    torch.manual_seed(spec.seed)
+    objective = _Objective(spec)  # every input check happens here, before anything is written to {out}
+    out = Path(spec.out)
+    parameters = _trainable(objective.module)
+    optimizer = torch.optim.AdamW(parameters.values(), lr=spec.learning_rate)
+    per_epoch = math.ceil(len(objective.records) / spec.batch_size)
+    total = per_epoch * spec.epochs
+    fingerprint = _fingerprint(spec)
+    checkpoints = out / CHECKPOINTS
+    step = 0
+    if checkpoints.is_dir() and (latest := _latest_checkpoint(checkpoints, fingerprint)):
+        state = torch.load(latest, map_location="cpu", weights_only=False)
+        with torch.no_grad():
+            for name, value in state["trainable"].items():
+                parameters[name].copy_(value)
+        optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["rng"])
+        step = state["step"]
+        _log(f"resuming from {latest} (step {step} of {total})")
+    losses: list[float] = []
+    metrics: dict[str, float] = {}
+    objective.module.train()
+    print(f"PROGRESS {step / total:.4f}", flush=True)
+    while step < total:
+        epoch, position = divmod(step, per_epoch)
+        indices = _order(len(objective.records), spec.batch_size, spec.seed, epoch)[position]
+        loss, metrics = objective.loss(indices)
+        if not torch.isfinite(loss):
+            raise TrainingStopped(f"stopped at step {step + 1} of {total}: the loss is {loss.item()} (last metrics: {json.dumps(metrics)})")
+        if "kl_per_token" in metrics and abs(metrics["kl_per_token"]) > spec.max_kl:
+            raise TrainingStopped(
+                f"stopped at step {step + 1} of {total}: KL to the reference diverged, {metrics['kl_per_token']:.3f} nats per token > {spec.max_kl} (last metrics: {json.dumps(metrics)})"
+            )
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(parameters.values()), spec.max_grad_norm)
+        optimizer.step()
+        step += 1
+        losses.append(loss.item())
+        if step % spec.log_every == 0 or step == total:
+            _log(f"step {step}/{total} " + " ".join(f"{k}={v:.6g}" for k, v in metrics.items()))
+        print(f"PROGRESS {step / total:.4f}", flush=True)
+        if step % spec.checkpoint_every == 0 and step < total:
+            checkpoints.mkdir(parents=True, exist_ok=True)
+            partial = checkpoints / f"step-{step}.pt.partial"
+            torch.save(
+                {
+                    "fingerprint": fingerprint,
+                    "step": step,
+                    "trainable": {k: v.detach().cpu() for k, v in parameters.items()},
+                    "optimizer": optimizer.state_dict(),
+                    "rng": torch.get_rng_state(),
+                },
+                partial,
+            )
+            partial.rename(checkpoints / f"step-{step}.pt")
+    objective.module.eval()
+    objective.save(out)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    _log(f"wrote {spec.objective} to {out} after {step} steps" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
+    return losses
