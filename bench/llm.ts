@@ -7,6 +7,9 @@
  *                                   deployed from the previous phase's trainer output (its adapter, as
  *                                   loaded, byte for byte the stored checkpoint); 1 when the loop is closed
  *   llm.deploy_seconds              median per phase of the deployModels activity (scheduled to completed)
+ *   llm.train_seconds_per_1k_tokens webrl-torch (trainers/torch) training a tiny Llama on CPU, from its
+ *                                   own bench (python -m webrl_torch.testing.bench, in the trainer's
+ *                                   virtual environment, made on first use)
  *
  * Run: npm run bench:llm
  */
@@ -17,6 +20,7 @@ import { campaignWorkflowId } from '../campaign/control';
 import { downloadCheckpoint } from '../storage/checkpoints';
 import { runLlmCampaign } from '../test/harness/llmCampaign';
 import { startTestStack } from '../test/harness/stack';
+import { ensureTrainerEnvironment, packageDir, run as runProgram } from '../trainers/torch/environment';
 
 const NAME = 'bench-llm';
 
@@ -75,3 +79,6 @@ try {
   await rm(scratch, { recursive: true, force: true });
   await stack.stop();
 }
+
+// The PyTorch trainer's throughput, measured by its own bench (it prints its BENCH line).
+if (runProgram(ensureTrainerEnvironment(), ['-m', 'webrl_torch.testing.bench'], packageDir) !== 0) process.exitCode = 1;
