@@ -18,7 +18,7 @@ import type { EpisodeOutcome, EpisodeRequest } from '../browser/episode';
 import { createOpenAIPolicy } from '../browser/policies/openai';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import type { Policy, PolicyTask } from '../browser/policies/policy';
-import { STOP_TOKEN } from '../browser/policies/prompt';
+import { DEFAULT_MAX_TOKENS, STOP_TOKEN } from '../browser/policies/prompt';
 import { createRandomPolicy } from '../browser/policies/random';
 import { BrowserPool } from '../browser/pool';
 import { createStaticEnvironment } from '../browser/static-environment';
@@ -263,7 +263,7 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .option('--model <name>', 'model name (openai policy)')
     .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai policy)')
     .option('--temperature <t>', 'sampling temperature (openai and actor policies; 0 = greedy)', finiteNumber, 0)
-    .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, 512)
+    .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, DEFAULT_MAX_TOKENS)
     .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
     .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')
     .option('--screenshots', 'store a screenshot per step beside the traces', false)
