@@ -14,7 +14,7 @@ import { errorMessage, InfrastructureError, withTimeout, type InfrastructureReas
 import { ActionExecutor, DEFAULT_EXECUTOR_OPTIONS, type ExecutorOptions } from './executor';
 import { formatAction, parseAction, type ParseError } from './grammar';
 import { type HistoryRound, type Policy, type PolicyOutput, type PolicyTask } from './policies/policy';
-import { toTraceRows, type TraceSink } from './traces';
+import { toScoreRecord, toTraceRows, type TraceSink } from './traces';
 
 export interface EpisodeOptions {
   maxSteps: number;
@@ -241,6 +241,7 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
   if (request.traceSink) {
     try {
       outcome.traceKey = (await request.traceSink.writeTrajectory(traceId, toTraceRows(traceId, request.task.intent, steps, outcome))).key;
+      await request.traceSink.writeScore?.(traceId, toScoreRecord(traceId, steps, outcome));
     } catch (error) {
       Object.assign(outcome, { infraFailure: true, reason: 'trace_write_failed', detail: errorMessage(error) });
     }

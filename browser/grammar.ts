@@ -1,8 +1,10 @@
 /**
  * The WebRL action grammar (webrl.md §3): Python-call syntax, one call per reply. `parseAction` never
- * throws: it returns the action or a typed error. Text before the call (`# Element: ...` comments, as the
- * released checkpoints emit) is ignored; after the call only whitespace, code fences and end-of-turn
- * tokens may follow.
+ * throws: it returns the action or a typed error. As the reference harness (VAB-WebArena-Lite) reads a
+ * reply: the call taken is the last `exit(...)` when there is one, else the last `do(...)`, and text
+ * before it (`# Element: ...` comments, earlier calls) is ignored; keyword arguments an action does not
+ * use are ignored. After the call only whitespace, `# comments`, code fences and end-of-turn tokens may
+ * follow.
  */
 import type { Action } from './contract';
 
@@ -11,7 +13,6 @@ export type ParseErrorCode =
   | 'no_action'
   | 'bad_syntax'
   | 'bad_quoting'
-  | 'unknown_keyword'
   | 'duplicate_keyword'
   | 'missing_action'
   | 'unknown_action'
@@ -44,8 +45,9 @@ const KIND_BY_NAME = new Map<string, Exclude<ActionKind, 'exit'>>(
 
 /** Call names: `do(...)`, `exit(...)`, and the bare `go_backward()` / `go_forward()` forms. */
 const CALL_START = /(?<![\w.])(do|exit|go_backward|go_forward)\s*\(/g;
-/** What may follow the call: code fences and end-of-turn tokens the model or server left in. */
-const ALLOWED_TAIL = /```|<\|eot_id\|>|<\|end_of_text\|>|<\/s>/g;
+const HAS_CALL = new RegExp(CALL_START.source);
+/** What may follow the call: code fences and end-of-turn tokens the model or server left in, Python comments. */
+const ALLOWED_TAIL = /```|<\|eot_id\|>|<\|end_of_text\|>|<\/s>|#[^\n]*/g;
 
 type Literal = { kind: 'string'; value: string } | { kind: 'integer'; value: string };
 
@@ -138,12 +140,6 @@ function readArguments(text: string, start: number): { args: Map<string, Literal
   }
 }
 
-function checkKeywords(args: Map<string, Literal>, allowed: readonly string[], call: string): void {
-  for (const name of args.keys()) {
-    if (!allowed.includes(name)) throw fail('unknown_keyword', `${call}() takes no argument named ${name}`);
-  }
-}
-
 function stringArgument(args: Map<string, Literal>, name: string, what: string): string {
   const literal = args.get(name);
   if (!literal) throw fail('missing_argument', `${what} needs ${name}="..."`);
@@ -161,14 +157,11 @@ function elementArgument(args: Map<string, Literal>, kind: string): number {
 
 function buildAction(call: string, args: Map<string, Literal>): Action {
   if (call === 'exit') {
-    checkKeywords(args, ['message'], call);
     return { kind: 'exit', message: stringArgument(args, 'message', 'exit') };
   }
   if (call === 'go_backward' || call === 'go_forward') {
-    checkKeywords(args, [], call);
     return { kind: call === 'go_backward' ? 'Go Backward' : 'Go Forward' };
   }
-  checkKeywords(args, ['action', 'element', 'argument'], call);
   const name = args.get('action');
   if (!name) throw fail('missing_action', 'do() needs action="..."');
   const kind = KIND_BY_NAME.get(name.value.trim().replace(/\s+/g, ' ').toLowerCase());
@@ -187,16 +180,16 @@ function buildAction(call: string, args: Map<string, Literal>): Action {
 export function parseAction(output: string): ParseResult {
   try {
     if (output.trim() === '') throw fail('empty', 'the reply is empty');
-    CALL_START.lastIndex = 0;
-    const match = CALL_START.exec(output);
-    if (!match) throw fail('no_action', 'no do(...), exit(...) or go_backward() call in the reply');
+    const calls = [...output.matchAll(CALL_START)];
+    if (calls.length === 0) throw fail('no_action', 'no do(...), exit(...) or go_backward() call in the reply');
+    // The reference's choice: an exit wins over any do, and a later call over an earlier one.
+    const match = calls.filter((c) => c[1] === 'exit').at(-1) ?? calls.filter((c) => c[1] === 'do').at(-1) ?? calls.at(-1)!;
     const call = match[1]!;
     const { args, end } = readArguments(output, match.index + match[0].length);
     const action = buildAction(call, args);
-    const tail = output.slice(end);
-    CALL_START.lastIndex = 0;
-    if (CALL_START.test(tail)) throw fail('multiple_actions', 'the reply holds more than one action');
-    const junk = tail.replace(ALLOWED_TAIL, '').trim();
+    const tail = output.slice(end).replace(ALLOWED_TAIL, '');
+    if (HAS_CALL.test(tail)) throw fail('multiple_actions', 'another action follows the one taken');
+    const junk = tail.trim();
     if (junk) throw fail('trailing_junk', `unexpected text after the action: ${JSON.stringify(junk.slice(0, 40))}`);
     return { ok: true, action };
   } catch (error) {

@@ -5,6 +5,10 @@
  * `** Simplified html **`), `html` the observation, `response` the raw model output, `target` the
  * intent; the full completion prompt is `model_prompt`. Episode-level results (score, answer, reason,
  * infrastructure failure) are repeated on every row, and the last row has `final: true`.
+ *
+ * Beside the traces, a sink may write WebRL's score file `actions/<trace file name>.json`
+ * ({@link ScoreRecord}): WebRL's scripts/process_data.py reads `score` from it for every trace and
+ * stops without it.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
@@ -43,9 +47,24 @@ export interface TraceRow extends WebrlTraceRow {
   final: boolean;
 }
 
+/** WebRL's `actions/<trace_id>.json`: `score` is what its scripts read; the rest says where it came from. */
+export interface ScoreRecord {
+  trace_id: string;
+  task_id: string | number;
+  score: number;
+  /** The raw model outputs, one per step. */
+  actions: string[];
+}
+
+export function toScoreRecord(traceId: string, steps: readonly EpisodeStep[], outcome: EpisodeOutcome): ScoreRecord {
+  return { trace_id: traceId, task_id: outcome.taskId, score: outcome.score, actions: steps.map((step) => step.response) };
+}
+
 /** Where trajectories go: a local directory here; object storage (S3) in the cluster. */
 export interface TraceSink {
   writeTrajectory(traceId: string, rows: AsyncIterable<object> | Iterable<object>): Promise<{ key: string }>;
+  /** Optional: writes WebRL's score file for the trajectory (sinks given a place for it). */
+  writeScore?(traceId: string, record: ScoreRecord): Promise<{ key: string }>;
   /** Optional: stores a step's PNG screenshot; without it screenshots are not taken. */
   writeScreenshot?(traceId: string, index: number, png: Uint8Array): Promise<{ key: string }>;
 }
@@ -81,14 +100,34 @@ export function toTraceRows(traceId: string, intent: string, steps: readonly Epi
   }));
 }
 
-/** File-system-safe name for a trace id. */
+/** File-system-safe name for a trace id (the trace file's name, so WebRL finds its score file by it). */
 function fileName(traceId: string): string {
   return traceId.replace(/[^\w.-]/g, '_');
 }
 
-/** Writes `<dir>/<traceId>.jsonl` (atomically: a temporary file renamed into place). */
+/**
+ * Writes `<dir>/<traceId>.jsonl` (atomically: a temporary file renamed into place) and, given
+ * `actionsDir`, WebRL's score file `<actionsDir>/<traceId>.json`.
+ */
 export class LocalTraceSink implements TraceSink {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    readonly actionsDir?: string,
+  ) {
+    if (actionsDir !== undefined) this.writeScore = (traceId, record) => this.writeScoreFile(actionsDir, traceId, record);
+  }
+
+  writeScore?: (traceId: string, record: ScoreRecord) => Promise<{ key: string }>;
+
+  private async writeScoreFile(actionsDir: string, traceId: string, record: ScoreRecord): Promise<{ key: string }> {
+    const key = `${fileName(traceId)}.json`;
+    const path = join(actionsDir, key);
+    const temporary = `${path}.${process.pid}.tmp`;
+    await mkdir(actionsDir, { recursive: true });
+    await writeFile(temporary, `${JSON.stringify(record)}\n`);
+    await rename(temporary, path);
+    return { key };
+  }
 
   async writeTrajectory(traceId: string, rows: AsyncIterable<object> | Iterable<object>): Promise<{ key: string }> {
     const key = `${fileName(traceId)}.jsonl`;

@@ -1,7 +1,7 @@
 /**
  * `webrl rollout`: runs episodes with a policy in a pool of browser contexts, writes one trace per
- * trajectory plus `outcomes.jsonl` and `summary.json` under --out, shows progress, prints each outcome
- * and a summary. The tasks come from a task file (`--tasks`: plain tasks run on their start URLs,
+ * trajectory (traces/), WebRL's score file per trajectory (actions/<trace>.json), `outcomes.jsonl` and
+ * `summary.json` under --out, shows progress, prints each outcome and a summary. The tasks come from a task file (`--tasks`: plain tasks run on their start URLs,
  * optionally a served fixture directory, and are scored by the static environment; the environment is
  * pluggable with `createEnvironment`) or from the embedded environment (`--split`: its generated tasks,
  * run on the four embedded sites started here and scored by their evaluators). The policy may be a
@@ -18,7 +18,7 @@ import type { EpisodeOutcome, EpisodeRequest } from '../browser/episode';
 import { createOpenAIPolicy } from '../browser/policies/openai';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import type { Policy, PolicyTask } from '../browser/policies/policy';
-import { STOP_TOKEN } from '../browser/policies/prompt';
+import { DEFAULT_MAX_TOKENS, STOP_TOKEN } from '../browser/policies/prompt';
 import { createRandomPolicy } from '../browser/policies/random';
 import { BrowserPool } from '../browser/pool';
 import { createStaticEnvironment } from '../browser/static-environment';
@@ -207,7 +207,7 @@ async function runEpisodes(options: RolloutOptions, { tasks, environment }: Task
   const outcomes: EpisodeOutcome[] = [];
   const started = performance.now();
   try {
-    const traceSink = new LocalTraceSink(join(out, 'traces'));
+    const traceSink = new LocalTraceSink(join(out, 'traces'), join(out, 'actions'));
     const requests = tasks.map(
       (task): EpisodeRequest => ({
         task,
@@ -256,14 +256,14 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .addOption(new Option('--policy <name>', 'who acts').choices(['oracle', 'random', 'openai', 'actor']).default('oracle'))
     .option('--checkpoint <file>', 'actor .onnx file, its .json card beside it (actor policy)')
     .option('--concurrency <n>', 'episodes at once (browser contexts)', positiveInteger, availableParallelism())
-    .requiredOption('--out <dir>', 'output directory (traces/, outcomes.jsonl, summary.json)')
+    .requiredOption('--out <dir>', 'output directory (traces/, actions/, outcomes.jsonl, summary.json)')
     .option('--serve <dir>', 'serve this directory on 127.0.0.1; relative start URLs resolve against it')
     .option('--max-steps <n>', 'steps per episode', positiveInteger, 30)
     .option('--seed <n>', 'seed of the random policy and of actor sampling', finiteNumber, 0)
     .option('--model <name>', 'model name (openai policy)')
     .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (openai policy)')
     .option('--temperature <t>', 'sampling temperature (openai and actor policies; 0 = greedy)', finiteNumber, 0)
-    .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, 512)
+    .option('--max-tokens <n>', 'completion length (openai policy)', positiveInteger, DEFAULT_MAX_TOKENS)
     .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
     .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')
     .option('--screenshots', 'store a screenshot per step beside the traces', false)

@@ -5,6 +5,7 @@
  * here: see `secrets.ts`.
  */
 import { z } from 'zod';
+import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
 import { WEBARENA_PORTS } from '../env/site-urls';
 
 const hostPort = z
@@ -200,7 +201,7 @@ export const ModelsSchema = z
           ...endpointFields,
           /** How the server returns prompt log-probs: OpenAI `echo`, or vLLM `prompt_logprobs`. */
           mode: z.enum(['echo', 'prompt_logprobs']).default('echo'),
-          maxTokens: z.number().int().min(1).max(32_768).default(512),
+          maxTokens: z.number().int().min(1).max(32_768).default(DEFAULT_MAX_TOKENS),
         }),
       ])
       .default({ backend: 'embedded' }),

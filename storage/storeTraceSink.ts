@@ -1,9 +1,10 @@
 /**
  * Trajectories streamed to the artifact store: one JSONL object per trajectory under a prefix
  * (e.g. campaigns/<id>/phase-<k>/traces/<shard>/), screenshots beside them. A retried episode writes
- * the same key again, so a trajectory is never stored twice.
+ * the same key again, so a trajectory is never stored twice. Given `actionsPrefix`, WebRL's score file
+ * `<actionsPrefix><trace id>.json` is stored too (browser/traces.ts ScoreRecord).
  */
-import type { TraceSink } from '../browser/traces';
+import type { ScoreRecord, TraceSink } from '../browser/traces';
 import type { ArtifactStore } from './artifactStore';
 
 function safeName(traceId: string): string {
@@ -14,7 +15,18 @@ export class StoreTraceSink implements TraceSink {
   constructor(
     private readonly store: ArtifactStore,
     private readonly prefix: string,
-  ) {}
+    private readonly actionsPrefix?: string,
+  ) {
+    if (actionsPrefix !== undefined) {
+      this.writeScore = async (traceId, record) => {
+        const key = `${actionsPrefix}${safeName(traceId)}.json`;
+        await this.store.putJson(key, record);
+        return { key };
+      };
+    }
+  }
+
+  writeScore?: (traceId: string, record: ScoreRecord) => Promise<{ key: string }>;
 
   keyOf(traceId: string): string {
     return `${this.prefix}${safeName(traceId)}.jsonl`;

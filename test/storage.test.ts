@@ -14,6 +14,7 @@ import { campaignKey, manifestKey, phaseKey } from '../storage/keys';
 import { Secret } from '../config/secrets';
 import { freePort } from '../infra/processes';
 import { startTestStack, type TestStack } from './harness/stack';
+import { StoreTraceSink } from '../storage/storeTraceSink';
 
 describe('artifact store on MinIO', () => {
   let stack: TestStack;
@@ -59,6 +60,16 @@ describe('artifact store on MinIO', () => {
     await assert.rejects(async () => {
       for await (const _ of store.readJsonl('campaigns/a/phase-1/bad.jsonl'));
     }, /bad\.jsonl line 2 is not valid JSON/);
+  });
+
+  test("a trace sink with an actions prefix stores WebRL's layout: traces/<id>.jsonl and actions/<id>.json with the score", async () => {
+    const sink = new StoreTraceSink(store, 'campaigns/w/phase-1/traces/', 'campaigns/w/phase-1/actions/');
+    const { key } = await sink.writeTrajectory('task/7', [{ trace_id: 'task/7', index: 0, prompt: 'p', html: '<html>', response: 'exit(message="x")', target: 'p' }]);
+    const score = await sink.writeScore!('task/7', { trace_id: 'task/7', task_id: 7, score: 1, actions: ['exit(message="x")'] });
+    assert.equal(key, 'campaigns/w/phase-1/traces/task_7.jsonl');
+    assert.equal(score.key, 'campaigns/w/phase-1/actions/task_7.json');
+    assert.equal((await store.getJson<{ score: number }>(score.key)).score, 1);
+    assert.equal(new StoreTraceSink(store, 'campaigns/w/phase-2/traces/').writeScore, undefined);
   });
 
   test('multipart upload and download of a large file keep the checksum', async () => {

@@ -109,7 +109,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
   const { ctx, runtime, config, tasks, prefix } = request;
   const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
   const environment = withUnscoredTasks(new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: tasks.map(withEvalShape) }), tasks);
-  const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`);
+  const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`, `${prefix}actions/`);
   let done = 0;
   const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
   const heartbeat = () => Context.current().heartbeat(progress());

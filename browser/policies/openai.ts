@@ -8,7 +8,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, InfrastructureError } from '../errors';
-import { buildPrompt, STOP_TOKEN } from './prompt';
+import { buildPrompt, DEFAULT_MAX_TOKENS, STOP_TOKEN } from './prompt';
 import type { Policy, PolicyInput, PolicyOutput } from './policy';
 
 export interface OpenAIPolicyOptions {
@@ -63,7 +63,7 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
   const body = {
     model: options.model,
     temperature: options.temperature ?? 0,
-    max_tokens: options.maxTokens ?? 512,
+    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
     stop: options.stop ?? [STOP_TOKEN],
   };
 

@@ -10,6 +10,8 @@
  */
 export const PROMPT_CHAR_BUDGET = 16384 - 512;
 export const STOP_TOKEN = '<|eot_id|>';
+/** The reference harness's generation length: long `exit(message=...)` answers fit. */
+export const DEFAULT_MAX_TOKENS = 2048;
 export const PAST_OBSERVATION = '** Simplified html **';
 
 const USER_HEADER = '<|eot_id|><|start_header_id|>user<|end_header_id|>\n';

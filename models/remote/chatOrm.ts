@@ -4,7 +4,7 @@
  *
  *   The User Intent:\n{intent}\n\nAction History:\n{one line per action}\n\nThe Current Screenshot:\n{final observation}
  *
- * Each action line is the raw output. With `actionTargets`, an element action's line also says what
+ * Each action line is the raw output, its lines joined with '; ' as WebRL does. With `actionTargets`, an element action's line also says what
  * the element was on its page (`[button "Upvote" 1 of 20 on /f/books/new]`, actionTarget.ts), since ids
  * alone name nothing once the page has changed; it is off by default because WebRL's ORM was trained on
  * the raw lines.
@@ -31,22 +31,35 @@ export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
   concurrency?: number;
 }
 
+/**
+ * WebRL's ORM system text, character for character (scripts/process_data.py, build_rm_data): the
+ * released ORM was trained on it, typographic apostrophes included.
+ */
 export const ORM_SYSTEM_PROMPT =
-  'You judge the work of an autonomous web-navigation agent. You are given what the user asked for, every ' +
-  'action the agent took, and the page the agent ended on. Decide whether the agent fully accomplished the ' +
-  "user's task; if the task asked for information, the agent's final answer (its exit message) must be correct. " +
-  'Reply with exactly one word: YES if it succeeded, NO if it did not.';
+  'You are an expert in evaluating the performance of a website navigation agent. The agent is designed to ' +
+  'help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent\'s action ' +
+  'history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is ' +
+  'successful or not. You must respond with YES or NO.';
 
+/** One action line as WebRL writes it: the raw output's lines joined with '; ', trimmed. */
+export function ormActionLine(response: string): string {
+  return response.split('\n').join('; ').trim();
+}
+
+/**
+ * The user turn as WebRL builds it: intent and final page trimmed, every action line followed by a
+ * newline, then a blank line before the page.
+ */
 export function ormUserTurn(state: ModelState, options: { maxObservationChars?: number; actionTargets?: boolean } = {}): string {
   const { maxObservationChars = 16384 - 512, actionTargets = false } = options;
   const actions = state.history
     .map((round) => {
-      const line = round.response.replace(/\s*\n\s*/g, ' ').trim();
-      return actionTargets && round.target ? `${line} ${targetText(round.target)}` : line;
+      const line = ormActionLine(round.response);
+      return `${actionTargets && round.target ? `${line} ${targetText(round.target)}` : line}\n`;
     })
-    .join('\n');
-  const page = state.observation.html.slice(0, maxObservationChars);
-  return `The User Intent:\n${state.intent}\n\nAction History:\n${actions}\n\nThe Current Screenshot:\n${page}`;
+    .join('');
+  const page = state.observation.html.slice(0, maxObservationChars).trim();
+  return `The User Intent:\n${state.intent.trim()}\n\nAction History:\n${actions}\nThe Current Screenshot:\n${page}`;
 }
 
 function logSumExp(values: number[]): number {

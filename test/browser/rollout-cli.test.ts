@@ -23,6 +23,28 @@ after(async () => {
   process.exitCode = 0;
 });
 
+/**
+ * Reads a rollout directory the way WebRL's scripts/process_data.py (trace_process) does: every
+ * `traces/<id>.jsonl`, its score from `actions/<id>.json`'s `score`, and per row the fields the
+ * script and its builders use (prompt, html, response, target). Plain JSON, none of this project's
+ * readers, so the layout is checked on its own terms.
+ */
+async function readAsWebrl(out: string): Promise<Map<string, { score: number; rows: { prompt: string; html: string; response: string; target: string }[] }>> {
+  const read = new Map<string, { score: number; rows: { prompt: string; html: string; response: string; target: string }[] }>();
+  for (const name of await readdir(join(out, 'traces'))) {
+    if (!name.endsWith('.jsonl')) continue;
+    const traceId = name.split('.jsonl')[0]!;
+    const { score } = JSON.parse(await readFile(join(out, 'actions', `${traceId}.json`), 'utf8')) as { score: number };
+    const rows = (await readFile(join(out, 'traces', name), 'utf8'))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { prompt: string; html: string; response: string; target: string });
+    for (const row of rows) for (const field of ['prompt', 'html', 'response', 'target'] as const) assert.equal(typeof row[field], 'string', `${name}: ${field}`);
+    read.set(traceId, { score, rows });
+  }
+  return read;
+}
+
 /** Runs `webrl rollout ...` in-process, capturing what it prints. */
 async function rollout(args: string[], deps: Parameters<typeof registerRolloutCommand>[1] = {}): Promise<string[]> {
   const program = new Command('webrl').exitOverride();
@@ -56,6 +78,17 @@ describe('webrl rollout', () => {
     assert.deepEqual((await readdir(join(out, 'traces'))).sort(), ['shop-0.jsonl', 'shop-1.jsonl', 'shop-2.jsonl', 'shop-3.jsonl']);
     const trace = await readTraceFile(join(out, 'traces', 'shop-0.jsonl'));
     assert.equal(trace[0]!.target, tasks[0]!.intent);
+
+    // WebRL's process_data.py layout: actions/<trace_id>.json with the score beside traces/.
+    const webrl = await readAsWebrl(out);
+    assert.deepEqual([...webrl.keys()].sort(), ['shop-0', 'shop-1', 'shop-2', 'shop-3']);
+    for (const [traceId, { score, rows }] of webrl) {
+      assert.equal(score, 1, traceId);
+      assert.ok(rows.length > 0, traceId);
+      assert.equal(rows[0]!.prompt, rows[0]!.target, 'round 0 stands for the intent');
+      assert.ok(rows.slice(1).every((row) => row.prompt === '** Simplified html **'), traceId);
+      assert.match(rows.at(-1)!.response, /^exit\(/);
+    }
   });
 
   test('the environment is pluggable and the random policy runs without oracle plans', async () => {
@@ -72,6 +105,9 @@ describe('webrl rollout', () => {
     });
     assert.deepEqual(seen, ['1@1']);
     assert.match(printed.join('\n'), /FAIL task 1: score 0\.5/);
+    const webrl = await readAsWebrl(join(dir, 'random'));
+    assert.equal(webrl.get('1')?.score, 0.5);
+    assert.equal(webrl.get('1')?.rows.length, 3);
   });
 
   test('the oracle policy refuses tasks without a plan', async () => {

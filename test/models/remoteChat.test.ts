@@ -56,13 +56,44 @@ describe('chat ORM', () => {
     assert.equal(system!.content, ORM_SYSTEM_PROMPT);
     assert.ok(
       user!.content.startsWith(
-        'The User Intent:\nAdd Blue Kettle to the cart\n\nAction History:\ndo(action="Search", argument="Blue Kettle", element="0")\n# Element: the add button do(action="Click", element="3")\nexit(message="")\n\nThe Current Screenshot:\n<html>',
+        'The User Intent:\nAdd Blue Kettle to the cart\n\nAction History:\ndo(action="Search", argument="Blue Kettle", element="0")\n# Element: the add button; do(action="Click", element="3")\nexit(message="")\n\nThe Current Screenshot:\n<html>',
       ),
     );
   });
 
+  test("the system text and user turn are WebRL's (process_data.py build_rm_data), on a recorded trajectory", () => {
+    // Expected strings written out by hand from build_rm_data's rules: intent and final page
+    // stripped, each response's lines joined with '; ' then stripped, one '\n' after every action
+    // line, one blank line before the page.
+    assert.equal(
+      ORM_SYSTEM_PROMPT,
+      'You are an expert in evaluating the performance of a website navigation agent. The agent is designed to help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent\'s action history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is successful or not. You must respond with YES or NO.',
+    );
+    const recorded: ModelState = {
+      intent: '  What is the top-1 best selling product in 2022?\n',
+      history: [
+        { response: '# Element: the Reports menu\ndo(action="Click", element="12")', action: { kind: 'Click', element: 12 } },
+        { response: '\n# Note: scroll to the table \ndo(action="Scroll Down")\n', action: { kind: 'Scroll Down' } },
+        { response: 'exit(message="Quest Lumaflex Band")', action: { kind: 'exit', message: 'Quest Lumaflex Band' } },
+      ],
+      observation: { ...finalState.observation, html: ' <html data-bbox="0,0,1280,720"> <body> Bestsellers </body> </html>\n' },
+    };
+    assert.equal(
+      ormUserTurn(recorded),
+      'The User Intent:\nWhat is the top-1 best selling product in 2022?\n\nAction History:\n' +
+        '# Element: the Reports menu; do(action="Click", element="12")\n' +
+        '; # Note: scroll to the table ; do(action="Scroll Down");\n' +
+        'exit(message="Quest Lumaflex Band")\n' +
+        '\nThe Current Screenshot:\n<html data-bbox="0,0,1280,720"> <body> Bestsellers </body> </html>',
+    );
+    assert.equal(
+      ormUserTurn({ ...recorded, history: [] }),
+      'The User Intent:\nWhat is the top-1 best selling product in 2022?\n\nAction History:\n\nThe Current Screenshot:\n<html data-bbox="0,0,1280,720"> <body> Bestsellers </body> </html>',
+    );
+  });
+
   test("with actionTargets, each element action's line says what it acted on", () => {
-    assert.match(ormUserTurn(finalState, { actionTargets: true }), /\n# Element: the add button do\(action="Click", element="3"\) \[button "Add to Cart" on \/product\/blue-kettle\?ref=search\]\nexit/);
+    assert.match(ormUserTurn(finalState, { actionTargets: true }), /\n# Element: the add button; do\(action="Click", element="3"\) \[button "Add to Cart" on \/product\/blue-kettle\?ref=search\]\nexit/);
     assert.doesNotMatch(ormUserTurn(finalState), /\[button "Add to Cart"/);
   });
 
