@@ -11,8 +11,7 @@ import { CampaignContext } from '../activities/campaign/context';
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
-import { campaignConfigKey, campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
-import { configSha256 } from '../config/frozen';
+import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
 import { parseConfig } from '../config/load';
 import { readPhaseManifests } from '../campaign/manifest';
 import type { Config } from '../config/schema';
@@ -24,7 +23,7 @@ import { createWorker } from '../workers/factory';
 import { runWorkers } from '../workers/run';
 import { progressQuery, type CampaignWorkflowInput } from '../workflows/campaign';
 import type { CampaignProgress } from '../workflows/campaignTypes';
-import { campaignVariant, tinyCampaignConfig } from './harness/campaign';
+import { assertManifestsEqualBesideConfig, campaignVariant, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
 import { killWorkerMidway, startWorkerProcess, waitFor, writeConfigFile } from './harness/workerProcess';
 
@@ -235,14 +234,9 @@ describe('the durable campaign on the real stack', () => {
       const uninterrupted = (await readPhaseManifests(reference, NAME)).slice(0, 2);
       assert.equal(crashed.length, 2);
       assert.equal(uninterrupted.length, 2, 'the uninterrupted reference run (the retry test) is missing');
-      // Each phase names the config it ran under: its own campaign's frozen config (the two runs'
-      // configs differ only in their storage prefix); everything else is equal.
-      const frozenSha256 = async (s: ArtifactStore) => configSha256(await s.getBytes(campaignConfigKey(NAME)));
-      const [crashedConfig, uninterruptedConfig] = [await frozenSha256(store), await frozenSha256(reference)];
-      assert.ok(crashed.every((m) => m.data.configSha256 === crashedConfig));
-      assert.ok(uninterrupted.every((m) => m.data.configSha256 === uninterruptedConfig));
-      const withoutConfig = (manifests: typeof crashed) => manifests.map((m) => ({ ...m, data: { ...m.data, configSha256: undefined } }));
-      assert.deepEqual(withoutConfig(crashed), withoutConfig(uninterrupted));
+      // Each phase names its own campaign's frozen config (the two runs' configs differ only in their
+      // storage prefix); everything else is equal.
+      await assertManifestsEqualBesideConfig(NAME, { store, manifests: crashed }, { store: reference, manifests: uninterrupted });
     } finally {
       if (worker.exitCode === null && worker.signalCode === null) {
         process.kill(-worker.pid!, 'SIGKILL');

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { downloadCheckpoint } from '../storage/checkpoints';
+import { ArtifactStore } from '../storage/artifactStore';
+import { assertManifestsEqualBesideConfig } from './harness/campaign';
 import { runLlmCampaign, type LlmCampaignRun } from './harness/llmCampaign';
 import { startTestStack, type TestStack } from './harness/stack';
 
@@ -80,7 +82,12 @@ describe('an LLM campaign serves each phase’s trained actor to the phases afte
     const run = await runLlmCampaign(stack, client, 'llm-lora', 'vllm-lora', { prefix: 'llm-lora-crashed/', crashInDeployOfPhase: 1, like: uninterrupted.config });
     try {
       await check(run, 'llm-lora');
-      assert.deepEqual(run.manifests, uninterrupted.manifests);
+      const reference = new ArtifactStore(uninterrupted.config.s3, stack.secrets.s3);
+      try {
+        await assertManifestsEqualBesideConfig('llm-lora', run, { store: reference, manifests: uninterrupted.manifests });
+      } finally {
+        reference.destroy();
+      }
     } finally {
       await run.close();
     }

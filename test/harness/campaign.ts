@@ -2,9 +2,14 @@
  * A tiny campaign on the real stack, for tests: few tasks, short episodes, few epochs, sites on free
  * ports. Its config is the product's config with smaller numbers, nothing else.
  */
+import assert from 'node:assert/strict';
+import { campaignConfigKey } from '../../campaign/control';
+import type { PhaseManifestData } from '../../campaign/manifest';
+import { configSha256 } from '../../config/frozen';
 import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/schema';
 import { freePort } from '../../infra/processes';
+import type { ArtifactStore, Manifest } from '../../storage/artifactStore';
 import type { TestStack } from './stack';
 
 /** The same campaign stored elsewhere or run for another number of phases (same seed, same site ports). */
@@ -35,4 +40,23 @@ export async function tinyCampaignConfig(stack: TestStack, name: string, overrid
     concurrency: { browserContexts: 2 },
     sites: { ports: { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() } },
   });
+}
+
+/** A run's phase manifests and the store they came from. */
+export interface StoredRun {
+  store: ArtifactStore;
+  manifests: Manifest<PhaseManifestData>[];
+}
+
+/**
+ * Two runs of campaign `name` stored under different prefixes (their configs differ only there): each
+ * phase manifest names its own run's frozen config, and everything else in them is equal.
+ */
+export async function assertManifestsEqualBesideConfig(name: string, a: StoredRun, b: StoredRun): Promise<void> {
+  for (const run of [a, b]) {
+    const frozen = configSha256(await run.store.getBytes(campaignConfigKey(name)));
+    assert.ok(run.manifests.every((m) => m.data.configSha256 === frozen), 'each manifest names its own frozen config');
+  }
+  const withoutConfig = (run: StoredRun) => run.manifests.map((m) => ({ ...m, data: { ...m.data, configSha256: undefined } }));
+  assert.deepEqual(withoutConfig(a), withoutConfig(b));
 }
