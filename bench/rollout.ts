@@ -6,6 +6,8 @@
  *    Playwright's auto-waiting, no observation), alternating in rounds so drifting machine load hits
  *    both alike; steps/s of each and their ratio, at concurrency 1.
  * 2. Our loop at concurrency 1, 2 and 4: steps/s, and per-step latency at concurrency 1.
+ * 3. The mean step time (observe + policy + action + settle) per observation profile at concurrency 1:
+ *    `default` and `webrl` (the reference's annotation and its 500 ms minimum wait), in the same rounds.
  *
  * A step is one oracle step (the final exit included) in both. Run: node --import tsx bench/rollout.ts
  * [episodes per round, default 9] [rounds, default 2]. Ends with one `BENCH <name> <value> <unit>` line
@@ -15,7 +17,8 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { CHROMIUM_ARGS, ensureChromium } from '../infra/tools';
 import type { ElementMatcher, OracleStep } from '../browser/contract';
 import type { EpisodeStep } from '../browser/episode';
-import { VIEWPORT } from '../browser/observe';
+import { executorOptionsFor } from '../browser/executor';
+import { VIEWPORT, type ObservationProfile } from '../browser/observe';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import { BrowserPool } from '../browser/pool';
 import { serveDirectory } from '../browser/static-server';
@@ -118,10 +121,11 @@ async function runRaw(browser: Browser, tasks: ShopTask[], environment: ShopEnvi
   return { steps, wallMs: performance.now() - started, passed, episodes: tasks.length, stepRecords: [] };
 }
 
-async function runOurs(pool: BrowserPool, tasks: ShopTask[], environment: ShopEnvironment): Promise<RunResult> {
+async function runOurs(pool: BrowserPool, tasks: ShopTask[], environment: ShopEnvironment, profile: ObservationProfile = 'default'): Promise<RunResult> {
   const policy = createOraclePolicy();
+  const options = { executor: executorOptionsFor(profile) };
   const started = performance.now();
-  const results = await pool.runAll(tasks.map((task) => ({ task, policy, environment })));
+  const results = await pool.runAll(tasks.map((task) => ({ task, policy, environment, options })));
   const wallMs = performance.now() - started;
   const stepRecords = results.flatMap((r) => r.steps);
   return {
@@ -165,6 +169,7 @@ async function main(): Promise<void> {
   const single = await BrowserPool.start({ size: 1, executablePath });
   let raw: RunResult | undefined;
   let ours: RunResult | undefined;
+  let webrl: RunResult | undefined;
   try {
     // Warm both browsers (first renderer, caches, JIT) before measuring.
     await runRaw(rawBrowser, tasks.slice(0, 3), environment);
@@ -172,6 +177,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       raw = add(raw, await runRaw(rawBrowser, tasks, environment));
       ours = add(ours, await runOurs(single, tasks, environment));
+      webrl = add(webrl, await runOurs(single, tasks, environment, 'webrl'));
     }
   } finally {
     await rawBrowser.close();
@@ -179,6 +185,7 @@ async function main(): Promise<void> {
   }
   check('raw playwright', raw!);
   check('our loop, concurrency 1', ours!);
+  check('our loop, concurrency 1, webrl profile', webrl!);
 
   const perConcurrency: [number, RunResult][] = [[1, ours!]];
   for (const size of [2, 4]) {
@@ -194,17 +201,23 @@ async function main(): Promise<void> {
   }
   await server.close();
 
-  const latencies = ours!.stepRecords.map((s) => s.timings.observeMs + s.timings.policyMs + s.timings.actionMs + s.timings.settleMs);
-  const mean = (pick: (s: EpisodeStep) => number) => ours!.stepRecords.reduce((sum, s) => sum + pick(s), 0) / ours!.stepRecords.length;
-  console.log(
-    `per step at concurrency 1 (mean): observe ${mean((s) => s.timings.observeMs).toFixed(1)} ms, policy ${mean((s) => s.timings.policyMs).toFixed(1)} ms, ` +
-      `action ${mean((s) => s.timings.actionMs).toFixed(1)} ms, settle ${mean((s) => s.timings.settleMs).toFixed(1)} ms`,
-  );
+  const stepMs = (s: EpisodeStep) => s.timings.observeMs + s.timings.policyMs + s.timings.actionMs + s.timings.settleMs;
+  const latencies = ours!.stepRecords.map(stepMs);
+  const mean = (run: RunResult, pick: (s: EpisodeStep) => number) => run.stepRecords.reduce((sum, s) => sum + pick(s), 0) / run.stepRecords.length;
+  for (const [profile, run] of [['default', ours!], ['webrl', webrl!]] as const) {
+    console.log(
+      `per step at concurrency 1, ${profile} profile (mean): observe ${mean(run, (s) => s.timings.observeMs).toFixed(1)} ms, ` +
+        `policy ${mean(run, (s) => s.timings.policyMs).toFixed(1)} ms, action ${mean(run, (s) => s.timings.actionMs).toFixed(1)} ms, ` +
+        `settle ${mean(run, (s) => s.timings.settleMs).toFixed(1)} ms`,
+    );
+  }
   const figures: [string, number, string][] = [
     ['rollout.raw_steps_per_s', stepsPerSecond(raw!), 'steps/s'],
     ['rollout.ratio_vs_raw', stepsPerSecond(ours!) / stepsPerSecond(raw!), 'x'],
     ['rollout.step_latency_ms', quantile(latencies, 0.5), 'ms'],
     ['rollout.step_latency_p90_ms', quantile(latencies, 0.9), 'ms'],
+    ['rollout.step_ms.default', mean(ours!, stepMs), 'ms'],
+    ['rollout.step_ms.webrl', mean(webrl!, stepMs), 'ms'],
     ...perConcurrency.map(([size, run]): [string, number, string] => [`rollout.steps_per_s.c${size}`, stepsPerSecond(run), 'steps/s']),
   ];
   for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${value.toFixed(value < 10 ? 3 : 1)} ${unit}`);

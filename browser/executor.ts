@@ -8,17 +8,24 @@
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import type { Action, Observation } from './contract';
 import { errorMessage, InfrastructureError, withTimeout } from './errors';
-import { observe } from './observe';
-import { callPage } from './page-call';
-import { DEFAULT_SETTLE, isNavigationInterruption, NetworkWatch, settle, type SettleOptions } from './settle';
+import { observe, type ObservationProfile } from './observe';
+import { callPage, TIMER_PROBE_SCRIPT } from './page-call';
+import { DEFAULT_SETTLE, defaultMinWaitMs, isNavigationInterruption, NetworkWatch, settle, type SettleOptions } from './settle';
 
 export interface ExecutorOptions {
   /** Bound on one step's browser work (action + settle, or one observation). */
   stepTimeoutMs: number;
   settle: SettleOptions;
+  /** Which annotator the observations follow (observe.ts). */
+  profile: ObservationProfile;
 }
 
-export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = { stepTimeoutMs: 30_000, settle: DEFAULT_SETTLE };
+export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = { stepTimeoutMs: 30_000, settle: DEFAULT_SETTLE, profile: 'default' };
+
+/** Executor options for a profile: its observations, and its minimum wait unless one is given. */
+export function executorOptionsFor(profile: ObservationProfile, minWaitMs = defaultMinWaitMs(profile)): ExecutorOptions {
+  return { ...DEFAULT_EXECUTOR_OPTIONS, profile, settle: { ...DEFAULT_SETTLE, minWaitMs } };
+}
 
 export interface ExecutionResult {
   ok: boolean;
@@ -54,10 +61,11 @@ export class ActionExecutor {
     context.on('dialog', this.onDialog);
   }
 
-  /** Opens a page in the context, loads `url` and waits for it to settle. */
+  /** Opens a page in the context (whose documents get the timer probe settling reads), loads `url` and waits for it to settle. */
   static async open(context: BrowserContext, url: string, options: ExecutorOptions = DEFAULT_EXECUTOR_OPTIONS): Promise<ActionExecutor> {
     let executor: ActionExecutor | undefined;
     try {
+      await withTimeout(context.addInitScript(TIMER_PROBE_SCRIPT), options.stepTimeoutMs, 'preparing the context');
       const page = await withTimeout(context.newPage(), options.stepTimeoutMs, 'opening a page');
       executor = new ActionExecutor(context, page, options);
       await executor.navigate(url);
@@ -85,7 +93,7 @@ export class ActionExecutor {
     return this.guard('observing the page', async () => {
       for (;;) {
         try {
-          return await observe(this.current);
+          return await observe(this.current, this.options.profile);
         } catch (error) {
           if (!isNavigationInterruption(error)) throw error;
           await settle(this.current, this.network, performance.now(), this.options.settle);

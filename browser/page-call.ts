@@ -2,11 +2,14 @@
  * Calls one method of the in-page runtime (page-runtime.ts) in a page's main frame.
  */
 import type { Page } from 'playwright-core';
-import { createPageRuntime, type PageRuntime } from './page-runtime';
+import { createPageRuntime, installTimerProbe, type PageRuntime } from './page-runtime';
 
 // tsx compiles with esbuild's keepNames, which wraps inner functions in `__name(...)`: a helper the page
 // does not have. The serialised runtime therefore gets a local identity stand-in.
 const RUNTIME = `(() => { const __name = (f) => f; return (${createPageRuntime.toString()})(); })()`;
+
+/** The init script that records the page's timers (installTimerProbe), for BrowserContext.addInitScript. */
+export const TIMER_PROBE_SCRIPT = `(() => { const __name = (f) => f; (${installTimerProbe.toString()})(); })();`;
 
 export async function callPage<K extends keyof PageRuntime>(
   page: Page,

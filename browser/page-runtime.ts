@@ -4,11 +4,18 @@
  * evaluated in the page (see page-call.ts), so it must reference nothing outside itself: no imports, no
  * module constants; types are fine (they vanish).
  *
+ * Two observation profiles (docs/webrl-fidelity.md): `default`, this project's annotation, and `webrl`,
+ * the annotation of the reference harness the released WebRL checkpoints were trained on (which elements
+ * get ids, which attributes with which values, the leading text only, which wrappers print).
+ *
  * Frames: same-origin iframes are walked as part of the page (their content sits inside the `<iframe>`
  * node, ids continue in document order, boxes are in top-viewport coordinates). Cross-origin iframes
  * cannot be read from the page; each is one opaque clickable `<iframe>`. Shadow DOM is not entered.
  */
 import type { ObservedElement } from './contract';
+
+/** Which annotator the model reads: this project's (`default`) or the WebRL reference harness's (`webrl`). */
+export type ObservationProfile = 'default' | 'webrl';
 
 /** One printed element of the annotated tree; strings are visible text runs. */
 export interface AnnotatedNode {
@@ -18,8 +25,14 @@ export interface AnnotatedNode {
   /** Candidate printable attributes (webrl.md §2 whitelist), values already whitespace-collapsed. */
   attrs: Record<string, string>;
   children: (AnnotatedNode | string)[];
-  /** Always printed even when it carries nothing itself (the document's html and body). */
+  /** Always printed even when it carries nothing itself (the document's html and body; default profile). */
   structural?: boolean;
+  /** webrl: the text before the element's first child element, the only text the reference prints as content. */
+  lead?: string;
+  /** webrl: how many child elements hold printable content somewhere below them, shown or not. */
+  filled?: number;
+  /** webrl: aria-hidden; printed only when it carries an id. */
+  ariaHidden?: boolean;
 }
 
 /** An observed element as the page reports it: the page always knows the element's full text. */
@@ -57,7 +70,13 @@ export function createPageRuntime() {
     'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
   ]);
   const SKIPPED_TAGS = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title']);
-
+  /** webrl: what the reference's clickable test accepts by tag and by role; it strips scripts and styles before parsing. */
+  const WEBRL_TAGS = new Set(['input', 'textarea', 'select', 'button', 'a', 'iframe', 'video', 'object', 'embed', 'details']);
+  const WEBRL_ROLES = new Set(['button', 'tab', 'link', 'checkbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'radio']);
+  const REMOVED_TAGS = new Set(['script', 'style']);
+  /** Icon-font class names (`fa-cart`, `icon-search`) and the modifiers among them that name no icon. */
+  const ICON_CLASS = /^(?:fa[a-z]?|icons?|glyphicon|bi|mdi|ti|ion|la)-(.+)$/;
+  const ICON_MODIFIER = /^(?:lg|xs|sm|\d+x|fw|solid|regular|light|brands|inverse|spin|pulse|border|stack.*)$/;
 
   /** A document being walked: where its viewport sits in the top viewport, and how much of it shows. */
   interface FrameInfo {
@@ -82,6 +101,11 @@ export function createPageRuntime() {
       bottom: Math.min(a.bottom, b.bottom),
     };
     return r.right > r.left && r.bottom > r.top ? r : null;
+  }
+
+  /** Whether the boxes meet, an edge or a corner being enough (a box of no size inside `b` meets it). */
+  function touches(a: Rect, b: Rect): boolean {
+    return a.left <= b.right && b.left <= a.right && a.top <= b.bottom && b.top <= a.bottom;
   }
 
   function boxIn(frame: FrameInfo, r: DOMRect): Rect {
@@ -140,16 +164,31 @@ export function createPageRuntime() {
     return clip;
   }
 
-  /** Centre of the element's visible part, if that point hit-tests to the element or a descendant. */
-  function clickPoint(el: Element, frame: FrameInfo): ClickTarget | null {
-    const clip = clipFor(el, frame);
-    const visible = clip && intersect(boxIn(frame, el.getBoundingClientRect()), clip);
-    if (!visible) return null;
+  /** The centre of `visible` (top-viewport), if that point hit-tests to the element or a descendant. */
+  function hitCentre(el: Element, frame: FrameInfo, visible: Rect): ClickTarget | null {
     const x = (visible.left + visible.right) / 2;
     const y = (visible.top + visible.bottom) / 2;
     const hit = frame.doc.elementFromPoint(x - frame.dx, y - frame.dy);
     if (!hit || !el.contains(hit) || !pointReaches(frame, x, y)) return null;
     return { x, y, opensTab: opensTab(hit) };
+  }
+
+  /** Centre of the element's visible part, if that point hit-tests to the element or a descendant. */
+  function clickPoint(el: Element, frame: FrameInfo): ClickTarget | null {
+    const clip = clipFor(el, frame);
+    const visible = clip && intersect(boxIn(frame, el.getBoundingClientRect()), clip);
+    return visible ? hitCentre(el, frame, visible) : null;
+  }
+
+  /** The first of the element's boxes (an inline element has one per line) whose visible centre hit-tests to it. */
+  function lineClickPoint(el: Element, frame: FrameInfo): ClickTarget | null {
+    const clip = clipFor(el, frame);
+    for (const rect of clip ? Array.from(el.getClientRects()) : []) {
+      const visible = intersect(boxIn(frame, rect), clip!);
+      const point = visible && hitCentre(el, frame, visible);
+      if (point) return point;
+    }
+    return null;
   }
 
   function opensTab(el: Element): boolean {
@@ -191,6 +230,15 @@ export function createPageRuntime() {
     const runs: string[] = [];
     for (let node = walker.nextNode(); node; node = walker.nextNode()) runs.push(node.nodeValue ?? '');
     return cut(collapse(runs.join(' ')));
+  }
+
+  /** Whether the element holds text that prints (not inside a title, script or style, which the walk skips). */
+  function shownText(el: Element): boolean {
+    const walker = el.ownerDocument.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (collapse(node.nodeValue ?? '') && !SKIPPED_TAGS.has(node.parentElement?.localName ?? '')) return true;
+    }
+    return false;
   }
 
   function referencedText(doc: Document, ids: string): string {
@@ -267,6 +315,190 @@ export function createPageRuntime() {
     return attrs;
   }
 
+  /** A `jsaction` attribute that binds a click to a named action (the reference counts those as clickable). */
+  function bindsClick(el: Element): boolean {
+    const value = el.getAttribute('jsaction');
+    if (!value) return false;
+    return value.split(';').some((rule) => {
+      const parts = rule.trim().split(':');
+      if (parts.length > 2) return false;
+      const [event, target] = parts.length === 1 ? ['click', parts[0] ?? ''] : [parts[0] ?? '', parts[1] ?? ''];
+      const [namespace, action = '_'] = target.trim().split('.');
+      return event === 'click' && namespace !== 'none' && action !== '_';
+    });
+  }
+
+  /** webrl: the reference's clickable test; the cursor counts even when inherited, so ids sink to the innermost boxes. */
+  function isClickableWebrl(el: Element, tag: string, style: CSSStyleDeclaration): boolean {
+    if ((el as HTMLElement).onclick != null || style.cursor === 'pointer') return true;
+    const map = tag === 'img' ? el.getAttribute('usemap') : null;
+    if (map && el.ownerDocument.querySelector(`map[name="${CSS.escape(map.replace(/^#/, ''))}"]`)) return true;
+    const role = el.getAttribute('role');
+    if (role !== null && WEBRL_ROLES.has(role.toLowerCase())) return true;
+    const editable = el.getAttribute('contenteditable');
+    if (editable !== null && ['', 'contenteditable', 'true'].includes(editable.toLowerCase())) return true;
+    if (bindsClick(el) || WEBRL_TAGS.has(tag)) return true;
+    if (tag === 'label') {
+      const control = (el as HTMLLabelElement).control as HTMLInputElement | null;
+      if (control && !control.disabled) return true;
+    }
+    if (tag === 'img' && ['zoom-in', 'zoom-out'].includes((el as HTMLElement).style.cursor)) return true;
+    if ((el.getAttribute('class') ?? '').toLowerCase().includes('button')) return true;
+    const tabindex = parseInt(el.getAttribute('tabindex') ?? '', 10);
+    return !Number.isNaN(tabindex) && tabindex >= 0;
+  }
+
+  /** webrl: the element's own text runs, each whitespace-collapsed, joined with commas (its `data-text`). */
+  function textRuns(el: Element): string {
+    const runs: string[] = [];
+    for (const child of Array.from(el.childNodes)) {
+      const run = child.nodeType === Node.TEXT_NODE ? collapse(child.nodeValue ?? '') : '';
+      if (run) runs.push(run);
+    }
+    return runs.join(',');
+  }
+
+  /** webrl: the text before the element's first child element (comments, scripts and styles do not end it). */
+  function leadText(el: Element): string {
+    let text = '';
+    for (const child of Array.from(el.childNodes)) {
+      if (child.nodeType === Node.TEXT_NODE) text += child.nodeValue ?? '';
+      else if (child.nodeType === Node.ELEMENT_NODE && !REMOVED_TAGS.has((child as Element).tagName.toLowerCase())) break;
+    }
+    return collapse(text).slice(0, MAX_CHARS);
+  }
+
+  /** webrl: the box the reference prints, the element's first box (line) with its edges rounded. */
+  function firstBox(el: Element, frame: FrameInfo): string | null {
+    const rect = el.getClientRects()[0];
+    if (!rect) return null;
+    const left = Math.round(rect.left + frame.dx);
+    const top = Math.round(rect.top + frame.dy);
+    return `${left},${top},${Math.round(rect.right + frame.dx) - left},${Math.round(rect.bottom + frame.dy) - top}`;
+  }
+
+  /**
+   * webrl: the reference's attributes and values (docs/webrl-fidelity.md): markup attributes as written,
+   * `data-value` the live value of a field or a select's value, `data-text` the own text runs (a select's
+   * chosen option), `data-status` a checkbox's state or the chosen option. A password's value is left out.
+   */
+  function webrlAttributes(el: Element, tag: string, box: string | null): Record<string, string> {
+    const attrs: Record<string, string> = {};
+    const put = (name: string, value: string | null | undefined) => {
+      const clean = value == null ? '' : collapse(value).slice(0, MAX_CHARS);
+      if (clean) attrs[name] = clean;
+    };
+    const type = el.getAttribute('type');
+    const secret = tag === 'input' && (el as HTMLInputElement).type === 'password';
+    let dataValue = el.getAttribute('data-value');
+    let dataText = el.hasChildNodes() ? textRuns(el) : el.getAttribute('data-text');
+    let status = el.getAttribute('data-status');
+    if (tag === 'input' || tag === 'textarea') dataValue = secret ? null : (el as HTMLInputElement).value;
+    if (tag === 'input' && type === 'checkbox') status = (el as HTMLInputElement).checked ? 'checked' : 'not-checked';
+    if (tag === 'select') {
+      const select = el as HTMLSelectElement;
+      dataValue = select.value;
+      dataText = select.options[select.selectedIndex]?.text ?? '';
+    }
+    if (tag === 'option') {
+      const select = el.closest('select');
+      if (select && select.options[select.selectedIndex] === el) status = 'selected';
+    }
+    put('title', el.getAttribute('title'));
+    if (!secret) put('value', el.getAttribute('value'));
+    if (type !== 'hidden') put('type', type);
+    put('placeholder', el.getAttribute('placeholder'));
+    put('selected', el.getAttribute('selected'));
+    put('data-value', dataValue);
+    put('data-text', dataText);
+    put('data-testid', el.getAttribute('data-testid'));
+    put('data-label', el.getAttribute('data-label'));
+    if (box) attrs['data-bbox'] = box;
+    put('data-status', status);
+    return attrs;
+  }
+
+  /** webrl: whether anything under `root` (itself included, shown or not) has text or a printable attribute. */
+  function holdsContent(root: Element): boolean {
+    const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT, {
+      acceptNode: (node) => (REMOVED_TAGS.has((node as Element).tagName.toLowerCase()) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    for (let node: Node | null = root; node; node = walker.nextNode()) {
+      const el = node as Element;
+      if (Object.keys(webrlAttributes(el, el.tagName.toLowerCase(), null)).length > 0) return true;
+    }
+    return false;
+  }
+
+  /** A readable name from an image URL: its file name without extension, separators as spaces. */
+  function fileName(url: string): string {
+    if (!url || url.startsWith('data:')) return '';
+    const path = url.split(/[?#]/)[0] ?? '';
+    let stem = path.slice(path.lastIndexOf('/') + 1).replace(/\.[a-z0-9]+$/i, '');
+    try {
+      stem = decodeURIComponent(stem);
+    } catch {
+      // Keep the raw name.
+    }
+    return collapse(stem.replace(/[-_.]+/g, ' '));
+  }
+
+  /** The icon an element shows through CSS (a background or mask image), by file name. */
+  function cssImageName(style: CSSStyleDeclaration): string {
+    for (const property of ['background-image', 'mask-image', '-webkit-mask-image']) {
+      for (const match of style.getPropertyValue(property).matchAll(/url\(\s*(['"]?)(.*?)\1\s*\)/g)) {
+        const name = fileName(match[2] ?? '');
+        if (name) return name;
+      }
+    }
+    return '';
+  }
+
+  /** What names the icon `node` shows: a CSS image (its own or a pseudo-element's), an image file, an SVG symbol or an icon-font class. */
+  function imageName(node: Element, win: Window): string {
+    for (const pseudo of [null, '::before', '::after']) {
+      const name = cssImageName(win.getComputedStyle(node, pseudo));
+      if (name) return name;
+    }
+    const tag = node.tagName.toLowerCase();
+    if (tag === 'img') return fileName(node.getAttribute('src') ?? '');
+    if (tag === 'use') {
+      const href = node.getAttribute('href') ?? node.getAttribute('xlink:href') ?? '';
+      return collapse(href.slice(href.indexOf('#') + 1).replace(/[-_.]+/g, ' '));
+    }
+    for (const token of Array.from(node.classList)) {
+      const match = ICON_CLASS.exec(token.toLowerCase());
+      if (match && !ICON_MODIFIER.test(match[1]!)) return collapse(match[1]!.replace(/[-_]+/g, ' '));
+    }
+    return '';
+  }
+
+  /**
+   * A name for an element with an id and no shown text, whose only content is an icon (docs/webrl-fidelity.md):
+   * nothing for a form field or when the profile already prints a label for it or inside it; else an
+   * ARIA label, an image's alt, an SVG title the profile does not print, then the icon's file or class name.
+   */
+  function iconLabel(el: Element, tag: string, win: Window, webrl: boolean): string {
+    if (tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'iframe' || shownText(el)) return '';
+    if (!webrl && labelOf(el)) return '';
+    const nodes = [el, ...Array.from(el.querySelectorAll('*')).slice(0, 50)];
+    const readable = webrl ? ['title', 'value', 'placeholder', 'data-value', 'data-label'] : ['title', 'value', 'placeholder', 'data-label', 'aria-label', 'alt'];
+    if (nodes.some((node) => readable.some((name) => collapse(node.getAttribute(name) ?? '')))) return '';
+    for (const node of nodes) {
+      const svgTitle = node.localName === 'title' && node.namespaceURI === 'http://www.w3.org/2000/svg' ? node.textContent : null;
+      const name = collapse(node.getAttribute('aria-label') || node.getAttribute('alt') || svgTitle || '');
+      if (name) return name;
+    }
+    const labelledBy = el.getAttribute('aria-labelledby');
+    const referenced = labelledBy ? referencedText(el.ownerDocument, labelledBy) : '';
+    if (referenced) return referenced;
+    for (const node of nodes) {
+      const name = imageName(node, win);
+      if (name) return name;
+    }
+    return '';
+  }
+
   function describe(el: Element, tag: string, id: number, frame: FrameInfo): AnnotatedElement {
     const attributes: Record<string, string> = {};
     for (const attr of Array.from(el.attributes)) if (attr.name !== MARK) attributes[attr.name] = attr.value;
@@ -301,7 +533,8 @@ export function createPageRuntime() {
     return intersect(boxIn(frame, range.getBoundingClientRect()), clip) !== null;
   }
 
-  function annotate(): AnnotationResult {
+  function annotate(profile: ObservationProfile = 'default'): AnnotationResult {
+    const webrl = profile === 'webrl';
     interface Slot {
       el: Element;
       tag: string;
@@ -316,23 +549,36 @@ export function createPageRuntime() {
       out: (AnnotatedNode | string)[];
       /** The subtree holds a clickable that keeps its id (so enclosing clickables lose theirs). */
       clickable: boolean;
+      /** webrl: the subtree holds printable content, shown or not (it counts toward the parent's `filled`). */
+      content: boolean;
+      /** default: boxes under a pointer wrapper, each a candidate for its own id (see `pointerItem`). */
+      items: Slot[];
     }
+    const nothing = (content = false): Walk => ({ out: [], clickable: false, content, items: [] });
 
-    /** `shown`: no transparent ancestor; text runs also need their parent's visibility (children may override it). */
-    function walkChildren(parent: Element, frame: FrameInfo, clip: Rect, pointer: boolean, shown: boolean, textVisible: boolean): Walk {
+    /**
+     * `shown`: no transparent ancestor; text runs also need their parent's visibility (children may override
+     * it). `pointer`: the parent's cursor is a pointer; `wrapper`: set by an element that is no control.
+     */
+    function walkChildren(parent: Element, frame: FrameInfo, clip: Rect, pointer: boolean, wrapper: boolean, shown: boolean, textVisible: boolean): Walk & { filled: number } {
       const out: (AnnotatedNode | string)[] = [];
+      const items: Slot[] = [];
       let clickable = false;
+      let filled = 0;
       for (const child of Array.from(parent.childNodes)) {
         if (child.nodeType === Node.TEXT_NODE) {
-          const text = cut(collapse(child.nodeValue ?? ''));
+          // webrl prints an element's leading text only (AnnotatedNode.lead).
+          const text = webrl ? '' : cut(collapse(child.nodeValue ?? ''));
           if (text && textVisible && textRunVisible(child as Text, frame, clip)) out.push(text);
         } else if (child.nodeType === Node.ELEMENT_NODE) {
-          const walked = walkElement(child as Element, frame, clip, pointer, shown);
+          const walked = walkElement(child as Element, frame, clip, pointer, wrapper, shown);
           out.push(...walked.out);
           clickable ||= walked.clickable;
+          if (walked.content) filled++;
+          items.push(...walked.items);
         }
       }
-      return { out, clickable };
+      return { out, clickable, content: filled > 0, items, filled };
     }
 
     function walkOptions(select: HTMLSelectElement): AnnotatedNode[] {
@@ -343,52 +589,108 @@ export function createPageRuntime() {
       }));
     }
 
-    function walkElement(el: Element, frame: FrameInfo, clip: Rect, parentPointer: boolean, parentShown: boolean): Walk {
+    /** webrl: the select's own options (the reference prints none inside an optgroup). */
+    function webrlOptions(select: HTMLSelectElement): AnnotatedNode[] {
+      return Array.from(select.children)
+        .filter((child) => child.tagName === 'OPTION')
+        .map((option) => ({ tag: 'option', attrs: webrlAttributes(option, 'option', null), lead: leadText(option), children: [] }));
+    }
+
+    /**
+     * default: a box inside a pointer wrapper that inherits the cursor, shows text or an image and can be
+     * clicked; when a wrapper holds two or more, each gets an id instead of the wrapper (a toolbar, a list).
+     */
+    function pointerItem(el: Element, style: CSSStyleDeclaration, frame: FrameInfo): boolean {
+      if (style.display === 'inline' || style.display === 'contents') return false;
+      if (!allText(el) && !el.querySelector('img, svg') && style.backgroundImage === 'none') return false;
+      return clickPoint(el, frame) !== null;
+    }
+
+    function isControl(el: Element, tag: string): boolean {
+      const role = el.getAttribute('role');
+      return INTERACTIVE_TAGS.has(tag) || (role !== null && INTERACTIVE_ROLES.has(role.trim().toLowerCase()));
+    }
+
+    function walkElement(el: Element, frame: FrameInfo, clip: Rect, parentPointer: boolean, inWrapper: boolean, parentShown: boolean): Walk {
       const tag = el.tagName.toLowerCase();
-      if (SKIPPED_TAGS.has(tag)) return { out: [], clickable: false };
+      if (REMOVED_TAGS.has(tag)) return nothing();
+      if (SKIPPED_TAGS.has(tag)) return nothing(webrl && holdsContent(el));
       const style = frame.win.getComputedStyle(el);
       const structural = frame.doc === document && (tag === 'html' || tag === 'body');
       // checkVisibility() is false for display:none and for content skipped by content-visibility (a
       // closed <details>): nothing below renders either.
-      if (!structural && (style.display === 'none' || !el.checkVisibility())) return { out: [], clickable: false };
+      if (!structural && (style.display === 'none' || !el.checkVisibility())) return nothing(webrl && holdsContent(el));
       const box = boxIn(frame, el.getBoundingClientRect());
       // A fixed box escapes the clipping of its ancestors.
       const ownClip = style.position === 'fixed' ? frame.clip : clip;
       // Opacity does not inherit in computed style, so transparency is carried down the walk.
       const shown = parentShown && Number(style.opacity) !== 0;
-      const visible = shown && style.visibility === 'visible' && intersect(box, ownClip) !== null;
-      const node: AnnotatedNode = { tag, attrs: visible || structural ? printedAttributes(el, tag, box) : {}, children: [] };
+      // webrl, as the reference: a box of no size shows when it lies in view; an element without boxes never does.
+      const inView = webrl ? el.getClientRects().length > 0 && touches(box, ownClip) : intersect(box, ownClip) !== null;
+      const visible = shown && style.visibility === 'visible' && inView;
+      const printed = visible || structural;
+      let attrs: Record<string, string> = {};
+      if (webrl) attrs = webrlAttributes(el, tag, printed ? firstBox(el, frame) : null);
+      else if (printed) attrs = printedAttributes(el, tag, box);
+      const node: AnnotatedNode = { tag, attrs, children: [] };
       if (structural) node.structural = true;
+      if (webrl) {
+        node.lead = leadText(el);
+        if (el.getAttribute('aria-hidden') === 'true') node.ariaHidden = true;
+      }
 
-      const slot: Slot | null =
-        visible && isClickable(el, tag, style, parentPointer) && clickPoint(el, frame) ? { el, tag, frame, node, keep: true } : null;
+      const pointer = style.cursor === 'pointer';
+      const introducesPointer = pointer && !parentPointer;
+      // default: a pointer wrapper's boxes may get ids of their own; a link's or a button's never do.
+      const wrapper = !webrl && pointer && (introducesPointer ? !isControl(el, tag) : inWrapper);
+      let slot: Slot | null = null;
+      let item: Slot | null = null;
+      if (visible && webrl) {
+        if (isClickableWebrl(el, tag, style) && (clickPoint(el, frame) ?? lineClickPoint(el, frame))) slot = { el, tag, frame, node, keep: true };
+      } else if (visible) {
+        if (isClickable(el, tag, style, parentPointer) && clickPoint(el, frame)) slot = { el, tag, frame, node, keep: true };
+        else if (wrapper && !introducesPointer && pointerItem(el, style, frame)) item = { el, tag, frame, node, keep: false };
+      }
       if (slot) slots.push(slot);
+      if (item) slots.push(item);
 
       const childClip = clipsContent(style) ? (intersect(ownClip, box) ?? EMPTY) : ownClip;
-      let inner: Walk;
+      let inner: Walk & { filled: number };
       if (tag === 'select') {
-        inner = { out: visible ? walkOptions(el as HTMLSelectElement) : [], clickable: false };
+        const options = visible ? (webrl ? webrlOptions(el as HTMLSelectElement) : walkOptions(el as HTMLSelectElement)) : [];
+        const filled = webrl ? Array.from(el.children).filter(holdsContent).length : 0;
+        inner = { out: options, clickable: false, content: filled > 0, items: [], filled };
       } else if (tag === 'iframe') {
         const child = childFrame(el as HTMLIFrameElement, frame);
         if (child) documents.push(child.doc);
-        inner = child
-          ? walkElement(child.doc.documentElement, child, child.clip, false, shown)
-          : { out: [], clickable: false };
+        const walked = child ? walkElement(child.doc.documentElement, child, child.clip, false, false, shown) : nothing();
+        inner = { ...walked, filled: walked.content ? 1 : 0 };
       } else {
-        inner = walkChildren(el, frame, childClip, style.cursor === 'pointer', shown, shown && style.visibility === 'visible');
+        inner = walkChildren(el, frame, childClip, pointer, wrapper, shown, shown && style.visibility === 'visible');
       }
+      let innerClickable = inner.clickable;
+      // An item holding clickables or items is not the innermost: those stand for it.
+      let items = item && !inner.clickable && inner.items.length === 0 ? [item] : inner.items;
+      // The wrapper decides for its boxes; a clickable between them and it stands for them.
+      if (introducesPointer && wrapper && items.length >= 2) {
+        for (const each of items) each.keep = true;
+        innerClickable = true;
+      }
+      if (introducesPointer || slot) items = [];
       // Only the innermost of nested clickables keeps an id.
-      if (slot && inner.clickable) slot.keep = false;
-      const clickable = inner.clickable || slot !== null;
-      if (!visible && !structural) return { out: inner.out, clickable };
+      if (slot && innerClickable) slot.keep = false;
+      const clickable = innerClickable || slot !== null;
+      const content = webrl && (inner.filled > 0 || Object.keys(attrs).some((name) => name !== 'data-bbox'));
+      if (!printed) return { out: inner.out, clickable, content, items };
       node.children = inner.out;
-      return { out: [node], clickable };
+      if (webrl) node.filled = inner.filled;
+      return { out: [node], clickable, content, items };
     }
 
     const frame = topFrame();
     documents.push(document);
     // The top html element is structural, so the walk yields exactly that node.
-    const root = walkElement(document.documentElement, frame, frame.clip, false, true).out[0] as AnnotatedNode;
+    const root = walkElement(document.documentElement, frame, frame.clip, false, false, true).out[0] as AnnotatedNode;
 
     const elements: AnnotatedElement[] = [];
     const marked = new Set<Element>();
@@ -396,7 +698,10 @@ export function createPageRuntime() {
       if (!slot.keep) continue;
       const id = elements.length;
       slot.node.id = id;
-      elements.push(describe(slot.el, slot.tag, id, slot.frame));
+      const described = describe(slot.el, slot.tag, id, slot.frame);
+      elements.push(described);
+      const icon = iconLabel(slot.el, slot.tag, slot.frame.win, webrl);
+      if (icon) slot.node.attrs[webrl ? 'title' : 'data-label'] = cut(icon);
       marked.add(slot.el);
       // Rewriting an unchanged mark would be a needless DOM mutation.
       if (slot.el.getAttribute(MARK) !== String(id)) slot.el.setAttribute(MARK, String(id));
@@ -426,11 +731,11 @@ export function createPageRuntime() {
   function locate(id: number): ClickTarget | null {
     const found = findMarked(id);
     if (!found) return null;
-    const point = clickPoint(found.el, found.frame);
+    const point = clickPoint(found.el, found.frame) ?? lineClickPoint(found.el, found.frame);
     if (point) return point;
     found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const again = findMarked(id);
-    return again && clickPoint(again.el, again.frame);
+    return again && (clickPoint(again.el, again.frame) ?? lineClickPoint(again.el, again.frame));
   }
 
   /** Chooses the first option whose text contains `wanted` (case-insensitive), firing input and change. */
@@ -481,49 +786,84 @@ export function createPageRuntime() {
     return best !== null;
   }
 
+  /** What installTimerProbe records in a document; absent where it was not installed. */
+  interface TimerProbe {
+    /** Pending timeouts: id -> when due (performance.now() time). */
+    timeouts: Map<number, number>;
+    /** Pending animation-frame callbacks. */
+    frames: Set<number>;
+    /** The page's setTimeout before the probe wrapped it: our own checks are not the page's work. */
+    setTimeout: (handler: () => void, ms: number) => number;
+  }
+  const probeOf = (win: Window): TimerProbe | undefined => (win as unknown as { __webrlTimers?: TimerProbe }).__webrlTimers;
+
   /**
    * Resolves once the DOM (and same-origin iframes) went `quietMs` without a mutation other than our own
-   * marks, or after `capMs`. Waits for DOMContentLoaded first while the document is still parsing.
+   * marks, no timeout the page scheduled is due and no animation frame is pending before `horizonMs` from
+   * now (timers recorded by installTimerProbe), and `minWaitMs` passed; or after `capMs` (and `minWaitMs`).
+   * Waits for DOMContentLoaded first while the document is still parsing.
    */
-  function waitForQuiet(quietMs: number, capMs: number): Promise<{ quiet: boolean }> {
+  function waitForQuiet(quietMs: number, capMs: number, minWaitMs = 0, horizonMs = 0): Promise<{ quiet: boolean }> {
+    const later = probeOf(window)?.setTimeout ?? ((handler: () => void, ms: number) => window.setTimeout(handler, ms));
     return new Promise((resolve) => {
       const start = performance.now();
+      const horizon = start + horizonMs;
+      const end = start + Math.max(capMs, minWaitMs);
       let last = start;
+      const windows: Window[] = [];
       const observer = new MutationObserver((records) => {
         if (records.some((r) => r.type !== 'attributes' || r.attributeName !== MARK)) last = performance.now();
       });
       const options = { subtree: true, childList: true, attributes: true, characterData: true };
       const watch = (frame: FrameInfo) => {
         observer.observe(frame.doc, options);
+        windows.push(frame.win);
         for (const iframe of Array.from(frame.doc.querySelectorAll('iframe'))) {
           const child = childFrame(iframe, frame);
           if (child) watch(child);
         }
       };
+      /** When to look again for the page's scheduled work due within the horizon; null when there is none. */
+      const scheduled = (now: number): number | null => {
+        if (now >= horizon) return null;
+        let next = Number.POSITIVE_INFINITY;
+        for (const win of windows) {
+          const probe = probeOf(win);
+          if (!probe) continue;
+          if (probe.frames.size > 0) next = Math.min(next, now + 16);
+          for (const due of probe.timeouts.values()) if (due <= horizon) next = Math.min(next, Math.max(due, now) + 1);
+        }
+        return Number.isFinite(next) ? next : null;
+      };
       const check = () => {
         const now = performance.now();
-        const idle = now - last;
-        if (idle >= quietMs || now - start >= capMs) {
+        const pending = scheduled(now);
+        const quiet = now - last >= quietMs && pending === null;
+        if ((quiet && now - start >= minWaitMs) || now >= end) {
           observer.disconnect();
-          resolve({ quiet: idle >= quietMs });
-        } else {
-          setTimeout(check, Math.min(quietMs - idle, capMs - (now - start)));
+          resolve({ quiet });
+          return;
         }
+        let wake = end;
+        if (now - last < quietMs) wake = Math.min(wake, last + quietMs);
+        if (pending !== null) wake = Math.min(wake, pending);
+        if (quiet) wake = Math.min(wake, start + minWaitMs);
+        later(check, Math.max(1, wake - now));
       };
-      let parsingCap: ReturnType<typeof setTimeout> | undefined;
+      let parsingCap: number | undefined;
       const begin = () => {
         clearTimeout(parsingCap);
         watch(topFrame());
         last = performance.now();
-        setTimeout(check, Math.min(quietMs, Math.max(0, capMs - (last - start))));
+        later(check, Math.max(0, Math.min(quietMs, end - last)));
       };
       if (document.readyState !== 'loading') begin();
       else {
         document.addEventListener('DOMContentLoaded', begin, { once: true });
-        parsingCap = setTimeout(() => {
+        parsingCap = later(() => {
           document.removeEventListener('DOMContentLoaded', begin);
           resolve({ quiet: false });
-        }, capMs);
+        }, end - start);
       }
     });
   }
@@ -532,3 +872,51 @@ export function createPageRuntime() {
 }
 
 export type PageRuntime = ReturnType<typeof createPageRuntime>;
+
+/**
+ * Runs in every document of an episode's browser context before the page's own scripts (page-call.ts
+ * serialises it like the runtime, so it too references nothing outside itself): records the timeouts and
+ * animation frames the page schedules, so settling can wait for what the page is about to show (an
+ * autocomplete's suggestions 300 ms after typing). Intervals are not recorded: they never end.
+ */
+export function installTimerProbe(): void {
+  if ('__webrlTimers' in window) return;
+  const nativeSetTimeout = window.setTimeout.bind(window);
+  const nativeClearTimeout = window.clearTimeout.bind(window);
+  const nativeClearInterval = window.clearInterval.bind(window);
+  const nativeRequestFrame = window.requestAnimationFrame.bind(window);
+  const nativeCancelFrame = window.cancelAnimationFrame.bind(window);
+  const timeouts = new Map<number, number>();
+  const frames = new Set<number>();
+  Object.defineProperty(window, '__webrlTimers', { value: { timeouts, frames, setTimeout: nativeSetTimeout }, enumerable: false });
+  window.setTimeout = ((handler: TimerHandler, ms?: number, ...args: unknown[]): number => {
+    if (typeof handler !== 'function') return nativeSetTimeout(handler, ms, ...args);
+    const id = nativeSetTimeout(() => {
+      timeouts.delete(id);
+      (handler as (...values: unknown[]) => unknown).apply(window, args);
+    }, ms);
+    timeouts.set(id, performance.now() + Math.max(0, Number(ms) || 0));
+    return id;
+  }) as typeof window.setTimeout;
+  // Timeout and interval ids share one pool; either clear function clears either.
+  window.clearTimeout = ((id?: number) => {
+    if (id !== undefined) timeouts.delete(id);
+    nativeClearTimeout(id);
+  }) as typeof window.clearTimeout;
+  window.clearInterval = ((id?: number) => {
+    if (id !== undefined) timeouts.delete(id);
+    nativeClearInterval(id);
+  }) as typeof window.clearInterval;
+  window.requestAnimationFrame = (callback: FrameRequestCallback): number => {
+    const id = nativeRequestFrame((time) => {
+      frames.delete(id);
+      callback(time);
+    });
+    frames.add(id);
+    return id;
+  };
+  window.cancelAnimationFrame = (id: number) => {
+    frames.delete(id);
+    nativeCancelFrame(id);
+  };
+}

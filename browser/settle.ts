@@ -1,21 +1,38 @@
 /**
  * Waits for the page to settle after an action instead of sleeping a fixed time (the reference harness
- * sleeps 3 s). Settled means: no main-frame navigation in flight, no request started since the action
- * still pending, and the DOM unchanged for `quietMs` (a MutationObserver in the page). Navigations are
- * waited for until the step timeout (an unloaded page is useless to observe); requests and DOM churn only
- * until `capMs`, after which the page is observed as it is (long polls, tickers, animations).
+ * sleeps 3 s, then 500 ms before each observation). Settled means: no main-frame navigation in flight, no
+ * request started since the action still pending, no timeout the page scheduled due and no animation frame
+ * pending within `timerHorizonMs` (recorded by the timer probe the executor installs; an autocomplete's
+ * suggestions 300 ms after typing), the DOM unchanged for `quietMs` (a MutationObserver in the page), and
+ * at least `minWaitMs` passed (0 for the default profile, the reference's 500 ms for `webrl`). Navigations
+ * are waited for until the step timeout (an unloaded page is useless to observe); requests, timers and DOM
+ * churn only until `capMs`, after which the page is observed as it is (long polls, tickers, animations).
+ * A quiet page waits `quietMs`, or `minWaitMs` when that is longer.
  */
 import type { BrowserContext, Frame, Page, Request } from 'playwright-core';
 import { callPage } from './page-call';
+import type { ObservationProfile } from './page-runtime';
 
 export interface SettleOptions {
   /** How long the DOM must stay unchanged. */
   quietMs: number;
-  /** The most time spent waiting for network and DOM quiet after an action. */
+  /** The most time spent waiting for network, timers and DOM quiet after an action. */
   capMs: number;
+  /** The least time between an action (or a page load) and the observation; default 0. */
+  minWaitMs?: number;
+  /** Timeouts due and animation frames pending within this long of the action are waited for; default 0 (none). */
+  timerHorizonMs?: number;
 }
 
-export const DEFAULT_SETTLE: SettleOptions = { quietMs: 25, capMs: 3000 };
+export const DEFAULT_SETTLE: SettleOptions = { quietMs: 25, capMs: 3000, minWaitMs: 0, timerHorizonMs: 1000 };
+
+/** The reference harness's wait before every observation: the `webrl` profile's minimum wait. */
+export const WEBRL_MIN_WAIT_MS = 500;
+
+/** A profile's default minimum wait before an observation. */
+export function defaultMinWaitMs(profile: ObservationProfile): number {
+  return profile === 'webrl' ? WEBRL_MIN_WAIT_MS : 0;
+}
 
 /** The frame that issued a request; a new tab's first navigation has none yet (Playwright throws). */
 function frameOf(request: Request): Frame | undefined {
@@ -92,22 +109,30 @@ export function isNavigationInterruption(error: unknown): boolean {
 
 /** Waits until the page is settled after an action that began at `since` (performance.now() time). */
 export async function settle(page: Page, network: NetworkWatch, since: number, options: SettleOptions): Promise<void> {
-  const cap = performance.now() + options.capMs;
+  const started = performance.now();
+  const cap = started + options.capMs;
+  const minimum = started + (options.minWaitMs ?? 0);
+  const horizon = started + (options.timerHorizonMs ?? 0);
   for (;;) {
     if (network.navigatingSince(page, since)) {
       // No cap here: the caller's step timeout bounds a navigation that never completes.
       await network.waitUntil(() => !network.navigatingSince(page, since), Number.POSITIVE_INFINITY);
     }
-    const left = cap - performance.now();
+    const now = performance.now();
+    const left = (until: number) => Math.max(0, until - now);
     try {
-      await callPage(page, 'waitForQuiet', options.quietMs, Math.max(0, left));
+      await callPage(page, 'waitForQuiet', options.quietMs, left(cap), left(minimum), left(horizon));
     } catch (error) {
       // The document was replaced under the check: look again at the new one.
       if (isNavigationInterruption(error)) continue;
       throw error;
     }
     if (network.navigatingSince(page, since)) continue;
-    if (!network.busySince(since) || performance.now() >= cap) return;
+    if (!network.busySince(since) || performance.now() >= cap) {
+      // The page's check ends at the minimum wait unless the document was still parsing at the cap.
+      if (performance.now() >= minimum) return;
+      continue;
+    }
     await network.waitUntil(() => !network.busySince(since), cap);
   }
 }

@@ -15,6 +15,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MultiBar, Presets } from 'cli-progress';
 import type { EpisodeEnvironment } from '../browser/contract';
 import type { EpisodeOutcome, EpisodeRequest } from '../browser/episode';
+import { executorOptionsFor } from '../browser/executor';
+import { OBSERVATION_PROFILES, type ObservationProfile } from '../browser/observe';
 import { createOpenAIPolicy } from '../browser/policies/openai';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import type { Policy, PolicyTask } from '../browser/policies/policy';
@@ -66,6 +68,7 @@ interface RolloutOptions {
   stop: string[];
   apiKeyEnv: string;
   screenshots: boolean;
+  observation?: ObservationProfile;
 }
 
 function positiveInteger(value: string): number {
@@ -214,7 +217,12 @@ async function runEpisodes(options: RolloutOptions, { tasks, environment }: Task
         policy,
         environment,
         traceSink,
-        options: { maxSteps: options.maxSteps, screenshots: options.screenshots },
+        options: {
+          maxSteps: options.maxSteps,
+          screenshots: options.screenshots,
+          // The completions actor reads what the reference annotator prints, unless told otherwise.
+          executor: executorOptionsFor(options.observation ?? (options.policy === 'openai' ? 'webrl' : 'default')),
+        },
       }),
     );
     await pool.runAll(requests, ({ outcome }) => {
@@ -267,5 +275,6 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
     .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')
     .option('--screenshots', 'store a screenshot per step beside the traces', false)
+    .addOption(new Option('--observation <profile>', 'what the policy reads: the reference annotator (webrl; default with --policy openai) or ours').choices(OBSERVATION_PROFILES))
     .action((options: RolloutOptions) => runRollout(options, deps));
 }

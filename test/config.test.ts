@@ -123,6 +123,18 @@ describe('configuration', () => {
     assert.equal(models.feasibility.backend === 'chat' && models.feasibility.batchSize, 10);
   });
 
+  test('the observation profile follows the actor unless set: webrl (500 ms wait) for a completions actor, else default (none)', () => {
+    assert.deepEqual(parseConfig({}).campaign.environment.observation, { profile: 'default', minWaitMs: 0 });
+    const actor = { backend: 'completions', baseUrl: 'http://gpu:8000/v1', model: 'webrl-llama' };
+    const trainer = { backend: 'external', command: 'train --data {data} --out {out}' };
+    assert.deepEqual(parseConfig({ models: { actor, trainer } }).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 });
+    const chosen = parseConfig({ campaign: { environment: { observation: { profile: 'default', minWaitMs: 100 } } }, models: { actor, trainer } });
+    assert.deepEqual(chosen.campaign.environment.observation, { profile: 'default', minWaitMs: 100 });
+    assert.deepEqual(parseConfig({ campaign: { environment: { observation: { profile: 'webrl' } } } }).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 });
+    assert.match(rejection({ campaign: { environment: { observation: { profile: 'reference' } } } }), /campaign\.environment\.observation\.profile/);
+    assert.deepEqual(parseConfig(parseConfig({ models: { actor, trainer } })).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 }, 'a resolved config parses to itself');
+  });
+
   test('model endpoint keys come from WEBRL_LLM_API_KEY, else OPENAI_API_KEY, and never print', () => {
     const both = loadSecrets({ WEBRL_LLM_API_KEY: 'sk-webrl', OPENAI_API_KEY: 'sk-openai', WEBRL_CRITIC_API_KEY: 'ck-1' });
     assert.equal(both.models?.llmApiKey?.reveal(), 'sk-webrl');

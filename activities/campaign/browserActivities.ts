@@ -23,7 +23,8 @@ import { deriveSeed } from '../../browser/rng';
 import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
-import { InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
+import { episodeOptions, InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
+import type { Config } from '../../config/schema';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 import { mostPromisingTasks } from './mostPromisingTasks';
@@ -43,7 +44,7 @@ function truncatedPlan(task: WebArenaTask, other: WebArenaTask | undefined): Ora
 }
 
 /** The start page as the actor would first see it: an episode whose policy looks once and exits. */
-async function observeStartPage(runtime: BrowserRuntime, environment: EmbeddedEnvironment, task: PolicyTask): Promise<Observation> {
+async function observeStartPage(runtime: BrowserRuntime, environment: EmbeddedEnvironment, task: PolicyTask, config: Config): Promise<Observation> {
   let seen: Observation | undefined;
   const observer: Policy = {
     name: 'start-page-observer',
@@ -52,7 +53,7 @@ async function observeStartPage(runtime: BrowserRuntime, environment: EmbeddedEn
       return { response: 'exit(message="")', prompt: '' };
     },
   };
-  const { outcome } = await runtime.pool.runEpisode({ task, policy: observer, environment, options: { maxSteps: 1 } });
+  const { outcome } = await runtime.pool.runEpisode({ task, policy: observer, environment, options: { ...episodeOptions(config), maxSteps: 1 } });
   if (!seen) throw new InfrastructureFailure(`could not observe the start page of task ${task.task_id}: ${outcome.reason} ${outcome.detail ?? ''}`);
   return seen;
 }
@@ -142,7 +143,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         for (const task of candidates) {
           const url = startUrlOf(task, sites.urls);
           if (observations.has(url)) continue;
-          observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, sites.urls)));
+          observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, sites.urls), config));
           Context.current().heartbeat({ startPages: observations.size });
         }
         const states = candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, sites.urls))! }));

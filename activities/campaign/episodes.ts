@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import type { EpisodeOptions } from '../../browser/episode';
+import { executorOptionsFor } from '../../browser/executor';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import type { EpisodeEnvironment } from '../../browser/contract';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
@@ -58,7 +59,8 @@ export function indexRow(record: TrajectoryRecord, trajectoryKey: string): Traje
 }
 
 export function episodeOptions(config: Config): Partial<EpisodeOptions> {
-  return { maxSteps: config.campaign.environment.maxSteps, deadlineMs: config.campaign.environment.episodeDeadlineSeconds * 1000 };
+  const { maxSteps, episodeDeadlineSeconds, observation } = config.campaign.environment;
+  return { maxSteps, deadlineMs: episodeDeadlineSeconds * 1000, executor: executorOptionsFor(observation.profile, observation.minWaitMs) };
 }
 
 /** Whether the episode stored under `trajectoryKey` keeps screenshots: a fixed share of episodes, the same on every retry. */

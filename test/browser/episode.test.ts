@@ -7,6 +7,7 @@ import type { Browser } from 'playwright-core';
 import type { EpisodeEnvironment } from '../../browser/contract';
 import { InfrastructureError } from '../../browser/errors';
 import { runEpisode, type EpisodeRequest, type EpisodeResult } from '../../browser/episode';
+import { executorOptionsFor } from '../../browser/executor';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { Policy } from '../../browser/policies/policy';
 import { buildPrompt } from '../../browser/policies/prompt';
@@ -71,6 +72,18 @@ describe('runEpisode', () => {
       [1, false, false],
       [2, false, true],
     ]);
+  });
+
+  test('with the webrl profile the oracle still solves the shop tasks, on pages printed as the reference prints them', async () => {
+    const environment = createShopEnvironment(server.url);
+    const options = { executor: executorOptionsFor('webrl') };
+    for (const task of shopTasks(3)) {
+      const { outcome, steps } = await run({ task, environment, policy: createOraclePolicy(), options });
+      assert.equal(outcome.score, 1, `${task.task_id}: ${outcome.reason} ${outcome.detail ?? ''}`);
+      assert.ok(steps.every((s) => /data-text="/.test(s.html) && !/data-label="/.test(s.html)), 'webrl attributes');
+      const acted = steps.filter((s) => s.execution);
+      assert.ok(acted.every((s) => s.timings.settleMs >= 450), `the 500 ms minimum wait: ${acted.map((s) => Math.round(s.timings.settleMs))}`);
+    }
   });
 
   test('with screenshots on, each step stores a PNG beside the trace and the rows point to it', async () => {

@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
 import type { Action } from '../../browser/contract';
 import { InfrastructureError } from '../../browser/errors';
-import { ActionExecutor, DEFAULT_EXECUTOR_OPTIONS, type ExecutorOptions } from '../../browser/executor';
-import { elementWithText, launchChromium, newContext } from './helpers';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ActionExecutor, DEFAULT_EXECUTOR_OPTIONS, executorOptionsFor, type ExecutorOptions } from '../../browser/executor';
+import { elementWithText, launchChromium, newContext, PAGES_DIR } from './helpers';
 
 /** Pages of the test server: body, and how long the server waits before answering. */
 const ROUTES: Record<string, { body: string; delayMs?: number; type?: string }> = {
@@ -30,6 +32,7 @@ const ROUTES: Record<string, { body: string; delayMs?: number; type?: string }> 
   '/slow': { body: '<title>Slow</title><h1>Slow page</h1>', delayMs: 400 },
   '/frame': { body: `<button onclick="document.body.insertAdjacentHTML('beforeend', '<p>frame clicked</p>')">Frame button</button>` },
   '/api': { body: 'fetched later', delayMs: 300, type: 'text/plain' },
+  '/autocomplete': { body: readFileSync(join(PAGES_DIR, 'autocomplete.html'), 'utf8') },
 };
 
 let server: Server;
@@ -59,9 +62,9 @@ after(async () => {
 
 const FAST: ExecutorOptions = { ...DEFAULT_EXECUTOR_OPTIONS, settle: { quietMs: 25, capMs: 250 } };
 
-async function start(options: ExecutorOptions = FAST): Promise<ActionExecutor> {
+async function start(options: ExecutorOptions = FAST, path = '/start'): Promise<ActionExecutor> {
   context = await newContext(browser);
-  return ActionExecutor.open(context, `${base}/start`, options);
+  return ActionExecutor.open(context, `${base}${path}`, options);
 }
 
 async function act(executor: ActionExecutor, build: (o: Awaited<ReturnType<ActionExecutor['observe']>>) => Action) {
@@ -170,6 +173,34 @@ describe('ActionExecutor', () => {
     await act(executor, (o) => ({ kind: 'Click', element: elementWithText(o, 'Timer').id }));
     assert.match((await executor.observe()).html, /timer done/);
     await context.close();
+  });
+
+  for (const profile of ['default', 'webrl'] as const) {
+    test(`${profile} profile: a suggestion list shown 300 ms after typing is observed with its suggestions`, async () => {
+      const executor = await start(executorOptionsFor(profile), '/autocomplete');
+      const typed = await act(executor, (o) => ({ kind: 'Type', element: o.elements.find((e) => e.tag === 'input')!.id, argument: 'ber' }));
+      assert.ok(typed.settleMs >= 250, `settled after ${typed.settleMs} ms, before the suggestions`);
+      const observation = await executor.observe();
+      for (const city of ['Berlin', 'Bern', 'Bergen']) assert.match(observation.html, new RegExp(`> ${city} </li>`));
+      assert.doesNotMatch(observation.html, /Boston/);
+      await context.close();
+    });
+  }
+
+  test('settling waits for animation frames the page requests', async () => {
+    const executor = await start(DEFAULT_EXECUTOR_OPTIONS, '/autocomplete');
+    await act(executor, (o) => ({ kind: 'Click', element: elementWithText(o, 'Reveal').id }));
+    assert.match((await executor.observe()).html, /revealed after 12 frames/);
+    await context.close();
+  });
+
+  test('a quiet page waits no longer than the minimum: none for the default profile, 500 ms for webrl', async () => {
+    for (const [profile, least, most] of [['default', 0, 250], ['webrl', 500, 900]] as const) {
+      const executor = await start(executorOptionsFor(profile), '/autocomplete');
+      const result = await act(executor, (o) => ({ kind: 'Click', element: elementWithText(o, 'Nothing').id }));
+      assert.ok(result.settleMs >= least && result.settleMs < most, `${profile}: settled after ${result.settleMs} ms`);
+      await context.close();
+    }
   });
 
   test('a page that never stops changing is observed once the settle cap passes', async () => {

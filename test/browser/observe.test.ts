@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import type { Observation } from '../../browser/contract';
-import { observe, renderSimplifiedHtml } from '../../browser/observe';
+import { observe, renderSimplifiedHtml, type ObservationProfile } from '../../browser/observe';
 import { serveDirectory, type StaticServer } from '../../browser/static-server';
 import { elementWithText, launchChromium, newContext, PAGES_DIR, texts } from './helpers';
 
@@ -21,10 +21,11 @@ after(async () => {
 });
 
 /** Loads a fixture page and observes it twice: an unchanged page must give the identical observation. */
-async function observeFixture(name: string): Promise<Observation> {
+async function observeFixture(name: string, profile: ObservationProfile = 'default', setup?: () => Promise<void>): Promise<Observation> {
   await page.goto(`${server.url}/${name}`, { waitUntil: 'load' });
-  const first = await observe(page);
-  const second = await observe(page);
+  await setup?.();
+  const first = await observe(page, profile);
+  const second = await observe(page, profile);
   assert.deepEqual(second, first, 'two observations of an unchanged page differ');
   const marks: number[] = [];
   for (const frame of page.frames()) {
@@ -205,6 +206,81 @@ describe('observation of fixture pages', () => {
     assert.match(o.html, /^<html data-bbox="0,0,1280,\d+"> <body data-bbox="[\d,]+"> .* <\/body> <\/html>$/);
     assert.equal(o.title, 'Escaping');
     assert.equal(o.url, `${server.url}/escaping.html`);
+  });
+});
+
+describe('icons and pointer wrappers', () => {
+  test('an element whose only content is an icon is named by its label, image file or icon class', async () => {
+    const names = [['0', 'cart'], ['1', 'shopping bag'], ['2', 'Close'], ['3', 'logo home'], ['4', 'trash can'], ['5', 'Search'], ['6', 'settings gear']];
+    const o = await observeFixture('icons.html');
+    for (const [id, name] of names) assert.match(o.html, new RegExp(`<\\w+ id="${id}" data-label="${name}" data-bbox=`), `element ${id} is ${name}`);
+    assert.match(o.html, /<button id="7" data-bbox="[\d,]+"> Text <\/button>/, 'an element with text gets no icon name');
+    assert.match(o.html, /<button id="8" data-bbox="[\d,]+"> <\/button>/, 'an icon without a name stays unnamed');
+    const webrl = await observeFixture('icons.html', 'webrl');
+    for (const [id, name] of names) assert.match(webrl.html, new RegExp(`<\\w+ id="${id}" title="${name}" data-bbox=`), `webrl: element ${id} is ${name}`);
+    assert.match(webrl.html, /<i id="1" title="shopping bag"/, 'webrl: the id sinks to the icon itself, as the reference puts it');
+  });
+
+  test('a pointer wrapper around several boxes gives each box its id; around text or one box it keeps its own', async () => {
+    const o = await observeFixture('wrappers.html');
+    assert.deepEqual(o.elements.map((e) => [e.tag, e.fullText]), [
+      ['div', 'Bold'],
+      ['div', 'Italic'],
+      ['div', 'Underline'],
+      ['li', 'First item'],
+      ['li', 'Second item'],
+      ['div', 'Card title Card body'],
+      ['div', 'Only one box'],
+      ['a', 'Product title Product price'],
+      ['div', 'Inner A'],
+      ['div', 'Inner B'],
+    ]);
+    const webrl = await observeFixture('wrappers.html', 'webrl');
+    assert.deepEqual(
+      webrl.elements.map((e) => e.fullText),
+      ['Bold', 'Italic', 'Underline', 'First item', 'Second item', 'Card title', 'Card body', 'Only one box', 'Product title', 'Product price', 'Inner A', 'Inner B'],
+      'webrl: every innermost box under a pointer cursor, as the reference',
+    );
+  });
+});
+
+describe('the webrl profile', () => {
+  test("attributes as the reference prints them: data-text kept, live values in data-value, the chosen option's data-status, no data-label of ours", async () => {
+    const o = await observeFixture('selects.html', 'webrl', async () => {
+      await page.selectOption('#color', 'g');
+    });
+    assert.match(o.html, /<label id="0" data-text="Color" data-bbox="[\d,]+"> Color <\/label>/, 'data-text equal to the text is printed');
+    assert.match(
+      o.html,
+      /<select id="1" data-value="g" data-text="Green" data-bbox="[\d,]+"> <option value="r" data-text="Red"> Red <\/option> <option value="b" data-text="Blue"> Blue <\/option> <option value="g" data-text="Green" data-status="selected"> Green <\/option> <\/select>/,
+    );
+    assert.match(o.html, /<select id="2" data-value="Boots" data-bbox="[\d,]+"> <\/select>/, 'options inside an optgroup are not printed');
+    const form = await observeFixture('form.html', 'webrl', async () => {
+      await page.fill('#email', 'new@b.c');
+      await page.fill('input[type=password]', 'typed secret');
+    });
+    assert.match(form.html, /<input id="1" value="a@b\.c" type="email" placeholder="you@example\.com" data-value="new@b\.c" data-bbox="[\d,]+"> <\/input>/);
+    assert.match(form.html, /<label data-text="Name" data-bbox="[\d,]+"> Name <input id="2" title="Full name" type="text" data-bbox=/);
+    assert.doesNotMatch(form.html, /data-label|hunter2|typed secret/, 'no label of ours; a password is never printed (a deliberate difference)');
+    assert.equal(form.elements[0]?.tag, 'label', 'a label with a control is clickable');
+  });
+
+  test('text: the leading text is the content, text after a child shows in data-text only; nothing is escaped', async () => {
+    const o = await observeFixture('escaping.html', 'webrl');
+    assert.match(o.html, /<p data-text="1 < 2 && 3 > 2" data-bbox="[\d,]+"> 1 < 2 && 3 > 2 <\/p>/);
+    assert.match(o.html, /placeholder="Say "hi""/);
+    const nested = await observeFixture('nested.html', 'webrl');
+    assert.match(nested.html, /<div data-text="Outer" data-bbox="[\d,]+"> Outer <button id="2" data-text="Inner button"/);
+    assert.match(nested.html, /<a data-bbox="[\d,]+"> <span id="0" data-text="Shop" [^>]*> Shop <\/span> <b id="1" data-text="now" [^>]*> now <\/b> <\/a>/);
+  });
+
+  test('deliberate differences: what cannot be seen prints nothing, a half-visible element is clickable', async () => {
+    const hidden = await observeFixture('hidden.html', 'webrl');
+    for (const gone of ['In display none', 'Visibility hidden', 'Transparent', 'Inside closed details']) assert.ok(!hidden.html.includes(gone), `${gone} is printed`);
+    assert.match(hidden.html, /<button data-text="Zero size" data-bbox="[\d,]+,0,0"> Zero size <\/button>/, 'a box of no size in view prints, as in the reference');
+    const clipped = await observeFixture('clipped.html', 'webrl');
+    assert.doesNotMatch(clipped.html, /Clipped away/);
+    assert.deepEqual(texts(clipped), ['Inside the box', 'Half clipped link']);
   });
 });
 
