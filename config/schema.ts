@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
+import { defaultMinWaitMs } from '../browser/settle';
 import { WEBARENA_PORTS } from '../env/site-urls';
 
 const hostPort = z
@@ -116,6 +117,17 @@ export const EnvironmentSchema = z.strictObject({
    * the episode's storage key, so a retry picks the same ones. Benchmarks set 0.
    */
   screenshotRate: z.number().min(0).max(1).default(0.1),
+  /**
+   * What the models read and the least wait before each observation (docs/webrl-fidelity.md). Unset
+   * `profile`: `webrl` (the reference harness's annotator) with a completions actor, else `default`;
+   * unset `minWaitMs`: 500 for `webrl` (the reference's wait), 0 for `default`.
+   */
+  observation: z
+    .strictObject({
+      profile: z.enum(['default', 'webrl']).optional(),
+      minWaitMs: z.number().int().min(0).max(10_000).optional(),
+    })
+    .default({}),
 });
 
 /** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
@@ -260,6 +272,16 @@ export const ModelsSchema = z
         }),
       ])
       .default({ backend: 'none' }),
+    /**
+     * The judge of WebArena's fuzzy_match and ua_match (`webrl tasks validate -c`): absent or
+     * `embedded`, the deterministic judge of the embedded sites; `chat`, an LLM, as WebArena grades.
+     */
+    judge: z
+      .discriminatedUnion('backend', [
+        embedded,
+        z.strictObject({ backend: z.literal('chat'), ...endpointFields, maxTokens: z.number().int().min(1).max(32_768).default(768) }),
+      ])
+      .optional(),
     trainer: z
       .discriminatedUnion('backend', [
         embedded,
@@ -344,12 +366,19 @@ export const ConfigSchema = z
     sites: SitesSchema.default(SitesSchema.parse({})),
     models: ModelsSchema.default(ModelsSchema.parse({})),
   })
-  // Unset endpoints mean the local stack, so changing its ports moves the clients along.
-  .transform((config) => ({
-    ...config,
-    temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
-    s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
-  }));
+  // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
+  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).
+  .transform((config) => {
+    const { environment } = config.campaign;
+    const profile = environment.observation.profile ?? (config.models.actor.backend === 'completions' ? 'webrl' : 'default');
+    const minWaitMs = environment.observation.minWaitMs ?? defaultMinWaitMs(profile);
+    return {
+      ...config,
+      campaign: { ...config.campaign, environment: { ...environment, observation: { profile, minWaitMs } } },
+      temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
+      s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
+    };
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type TemporalConfig = Config['temporal'];

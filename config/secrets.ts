@@ -61,6 +61,9 @@ export const SECRET_ENV = {
   /** Read when WEBRL_LLM_API_KEY is unset. */
   llmApiKeyFallback: 'OPENAI_API_KEY',
   criticApiKey: 'WEBRL_CRITIC_API_KEY',
+  /** The shop's admin account, for WebArena's REST evaluation helpers on a real Magento. */
+  shopAdminUsername: 'WEBRL_SHOP_ADMIN_USERNAME',
+  shopAdminPassword: 'WEBRL_SHOP_ADMIN_PASSWORD',
 } as const;
 
 export class SecretsError extends Error {
@@ -87,6 +90,22 @@ export function loadModelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSec
   const llmApiKey = fromEnv(env, SECRET_ENV.llmApiKey) ?? fromEnv(env, SECRET_ENV.llmApiKeyFallback);
   const criticApiKey = fromEnv(env, SECRET_ENV.criticApiKey);
   return { ...(llmApiKey ? { llmApiKey } : {}), ...(criticApiKey ? { criticApiKey } : {}) };
+}
+
+/** An admin account of the shop (Magento), which WebArena's helpers exchange for a REST token. */
+export interface ShopAdminAccount {
+  username: Secret;
+  password: Secret;
+}
+
+/** The shop's admin account from the environment; undefined when neither variable is set. */
+export function loadShopAdminAccount(env: NodeJS.ProcessEnv = process.env): ShopAdminAccount | undefined {
+  const username = fromEnv(env, SECRET_ENV.shopAdminUsername);
+  const password = fromEnv(env, SECRET_ENV.shopAdminPassword);
+  if (Boolean(username) !== Boolean(password)) {
+    throw new SecretsError(`${SECRET_ENV.shopAdminUsername} and ${SECRET_ENV.shopAdminPassword} must be set together`);
+  }
+  return username && password ? { username, password } : undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { EpisodeEnvironment, EpisodeTask, OracleStep, PreparedEpisode } fro
 import { buildEvaluator, type TaskEvaluator } from './evaluators/evaluator';
 import { localEpisodeControl } from './http/site-server';
 import { DeterministicJudge, type FuzzyJudge } from './evaluators/judge';
+import { EMBEDDED_SHOP_ADMIN_ACCOUNT } from './sites/shopping/rest';
 import { EPISODE_COOKIE } from './state/episodes';
 import { EMBEDDED_SITE_NAMES, resolvePlaceholders, type SiteUrls } from './site-urls';
 import type { WebArenaTask } from './tasks/schema';
@@ -50,7 +51,7 @@ export class EmbeddedEnvironment implements EpisodeEnvironment {
     const key = String(task.task_id);
     let evaluator = this.evaluators.get(key);
     if (!evaluator) {
-      evaluator = buildEvaluator(task, { siteUrls: this.options.siteUrls, judge: this.judge });
+      evaluator = buildEvaluator(task, { siteUrls: this.options.siteUrls, judge: this.judge, shopAdmin: EMBEDDED_SHOP_ADMIN_ACCOUNT });
       this.evaluators.set(key, evaluator);
     }
     return evaluator;

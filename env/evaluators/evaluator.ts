@@ -1,15 +1,21 @@
 /**
- * Builds a task's evaluator from its WebArena config, with WebArena-Lite's semantics: the task's
- * evaluators (string_match, url_match, program_html) each score 0 or 1 and the scores multiply.
- * Building checks everything that can be checked without a browser (helpers, placeholders), so a
- * bad task file fails at load time with the task id and field rather than mid-rollout.
+ * Builds a task's evaluator from its WebArena config, in one of two harnesses' semantics:
+ * WebArena-Lite's (the default, and the embedded sites' tasks) or the original WebArena benchmark's
+ * (`harness: 'webarena'`). Either way the task's evaluators (string_match, url_match, program_html)
+ * each score 0 or 1 and the scores multiply. Building checks everything that can be checked without
+ * a browser (helpers, placeholders, matchers the harness reads, whether an LLM judge is needed), and
+ * `checkTask` reports every problem of a task, each naming the task id and the field, so a bad task
+ * file fails at load time rather than mid-rollout.
  */
 import type { Page } from 'playwright-core';
+import type { ShopAdminAccount } from '../../config/secrets';
 import { resolvePlaceholders, type SiteUrls } from '../site-urls';
 import { TaskConfigError, type ProgramHtmlTarget, type ReferenceAnswers, type RequiredContents, type WebArenaTask } from '../tasks/schema';
 import { checkHelperCall, parseHelperCall, runHelperCall, type HelperCall, type HelperContext } from './helpers';
 import type { FuzzyJudge } from './judge';
-import { exactMatch, mustExclude, mustInclude } from './text-match';
+import { pythonStr, unescapeHtml } from './page-values';
+import { exactMatch, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './text-match';
+import { urlMatches } from './url-match';
 
 export interface TaskEvaluator {
   /** Scores the final `page` of an episode (in its own browser context) and its `exit` answer. */
@@ -19,6 +25,15 @@ export interface TaskEvaluator {
 export interface EvaluatorOptions {
   siteUrls: SiteUrls;
   judge: FuzzyJudge;
+  /** Whose semantics: `webarena-lite` (default) or `webarena`, the original benchmark's harness. */
+  harness?: Harness;
+  /**
+   * Tasks graded by an LLM in WebArena (fuzzy_match, and ua_match for unachievable tasks) are
+   * invalid unless `judge` is an LLM judge. Always so with the `webarena` harness.
+   */
+  requireLlmJudge?: boolean;
+  /** The shop's admin account for the REST helpers (default: from the environment). */
+  shopAdmin?: ShopAdminAccount;
 }
 
 type Check = (page: Page, answer: string) => Promise<boolean>;
@@ -33,12 +48,8 @@ export function resolveTaskPlaceholders<T>(value: T, siteUrls: SiteUrls): T {
   return value;
 }
 
-function cleanUrl(url: string): string {
-  const out = url.replaceAll('localhost', '127.0.0.1');
-  return out.endsWith('/') ? out.slice(0, -1) : out;
-}
-
-async function contentsMatch(
+/** WebArena-Lite's matching of an answer or a page value against every matcher it names. */
+async function liteContentsMatch(
   contents: RequiredContents | ReferenceAnswers,
   value: string,
   intent: string,
@@ -57,17 +68,28 @@ async function contentsMatch(
   return true;
 }
 
-function stringMatch(task: WebArenaTask, judge: FuzzyJudge): Check {
+/**
+ * WebArena's StringEvaluator: the answer is cleaned once, then each matcher multiplies the score;
+ * must_include items are tested one by one (whole-token only for a lone one-character item),
+ * fuzzy_match asks the judge per reference item, and "N/A" passes on an exact "n/a" answer or,
+ * failing that, replaces the score with the judge's ua_match verdict against `string_note`.
+ */
+function webArenaStringMatch(task: WebArenaTask, judge: FuzzyJudge): Check {
   const references = task.eval.reference_answers ?? {};
-  return (_page, answer) => contentsMatch(references, answer, task.intent, judge, task.eval.string_note ?? '');
-}
-
-function urlMatch(task: WebArenaTask): Check {
-  const references = (task.eval.reference_url ?? '').split(' |OR| ').map(cleanUrl);
-  const goldInPred = task.eval.url_note === 'GOLD in PRED';
-  return async (page) => {
-    const current = cleanUrl(page.url());
-    return goldInPred ? references.some((ref) => current.includes(ref)) : references.includes(current);
+  return async (_page, answer) => {
+    const pred = webArenaClean(answer);
+    let score = true;
+    if (references.exact_match !== undefined) score &&= webArenaExactMatch(references.exact_match, pred);
+    const include = references.must_include ?? [];
+    for (const item of include) score &&= webArenaMustInclude(item, pred, include.length === 1);
+    const fuzzy = references.fuzzy_match;
+    if (fuzzy === 'N/A') {
+      score &&= webArenaExactMatch('N/A', pred);
+      if (!score) score = await judge.sameUnachievableReason({ intent: task.intent, reason: task.eval.string_note ?? '', answer: pred });
+    } else if (fuzzy) {
+      for (const reference of fuzzy) if (score) score = await judge.matches({ intent: task.intent, reference: [reference], answer: pred });
+    }
+    return score;
   };
 }
 
@@ -81,6 +103,15 @@ async function readJs(page: Page, expression: string): Promise<string> {
   }
 }
 
+/** WebArena's JS locator: `() => expression` evaluated in the page, as Python's str() prints it; '' if it throws. */
+async function readJsWebArena(page: Page, expression: string): Promise<string> {
+  try {
+    return pythonStr(await page.evaluate(`(() => (${expression}))()`));
+  } catch {
+    return '';
+  }
+}
+
 interface CompiledTarget {
   url: { kind: 'last' } | { kind: 'literal'; url: string } | { kind: 'helper'; call: HelperCall };
   locator: { kind: 'html' } | { kind: 'js'; expression: string } | { kind: 'helper'; call: HelperCall };
@@ -88,37 +119,67 @@ interface CompiledTarget {
   contents: RequiredContents;
 }
 
-function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: number): CompiledTarget {
+function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: number, harness: Harness, problems: TaskConfigError[]): CompiledTarget | undefined {
   const field = `eval.program_html[${index}]`;
-  const helper = (expression: string, kind: 'url' | 'locator', sub: string): HelperCall => {
+  const problem = (sub: string, message: string) => void problems.push(new TaskConfigError(task.task_id, `${field}.${sub}`, message));
+  const before = problems.length;
+  const helper = (expression: string, kind: 'url' | 'locator'): HelperCall | undefined => {
     try {
       const call = parseHelperCall(expression.slice('func:'.length));
       checkHelperCall(call, kind);
       return call;
     } catch (error) {
-      throw new TaskConfigError(task.task_id, `${field}.${sub}`, (error as Error).message);
+      problem(kind, (error as Error).message);
+      return undefined;
     }
   };
   const rawUrl = target.url.trim();
-  let url: CompiledTarget['url'];
+  let url: CompiledTarget['url'] | undefined;
   if (rawUrl === 'last') url = { kind: 'last' };
-  else if (rawUrl.startsWith('func:')) url = { kind: 'helper', call: helper(rawUrl, 'url', 'url') };
-  else if (/^https?:\/\//.test(rawUrl)) url = { kind: 'literal', url: rawUrl };
-  else throw new TaskConfigError(task.task_id, `${field}.url`, `expected "last", func:helper(...) or an http(s) URL, got "${rawUrl}"`);
+  else if (rawUrl.startsWith('func:')) {
+    const call = helper(rawUrl, 'url');
+    url = call && { kind: 'helper', call };
+  } else if (/^https?:\/\//.test(rawUrl)) url = { kind: 'literal', url: rawUrl };
+  else problem('url', `expected "last", func:helper(...) or an http(s) URL, got "${rawUrl}"`);
 
   const rawLocator = target.locator.trim();
-  let locator: CompiledTarget['locator'];
+  let locator: CompiledTarget['locator'] | undefined;
   if (!rawLocator) locator = { kind: 'html' };
   else if (rawLocator.startsWith('document.') || rawLocator.startsWith('[...document.')) locator = { kind: 'js', expression: rawLocator };
-  else if (rawLocator.startsWith('func:')) locator = { kind: 'helper', call: helper(rawLocator, 'locator', 'locator') };
-  else throw new TaskConfigError(task.task_id, `${field}.locator`, `expected "", a document. expression or func:helper(...), got "${rawLocator}"`);
+  else if (rawLocator.startsWith('func:')) {
+    const call = helper(rawLocator, 'locator');
+    locator = call && { kind: 'helper', call };
+  } else problem('locator', `expected "", a document. expression or func:helper(...), got "${rawLocator}"`);
+
+  if (harness === 'webarena') {
+    const keys = Object.keys(target.required_contents);
+    if (!keys.includes('exact_match') && !keys.includes('must_include')) {
+      problem('required_contents', `WebArena's harness reads exact_match or must_include here, not ${keys.join(', ')} (use the webarena-lite harness)`);
+    } else {
+      const ignored = keys.filter((key) => key !== (keys.includes('exact_match') ? 'exact_match' : 'must_include'));
+      if (ignored.length) problem('required_contents', `WebArena's harness would ignore ${ignored.join(', ')} beside ${keys.includes('exact_match') ? 'exact_match' : 'must_include'}`);
+    }
+  }
+  if (problems.length > before || !url || !locator) return undefined;
   return { url, locator, prepActions: target.prep_actions ?? [], contents: target.required_contents };
 }
 
-function programHtml(task: WebArenaTask, options: EvaluatorOptions): Check {
-  const targets = (task.eval.program_html ?? []).map((target, i) => compileTarget(task, target, i));
+/** Where a task needs an LLM judge in WebArena (fuzzy_match, ua_match): the fields. */
+export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena-lite'): string[] {
+  const fields: string[] = [];
+  if (task.eval.eval_types.includes('string_match') && task.eval.reference_answers?.fuzzy_match !== undefined) fields.push('eval.reference_answers.fuzzy_match');
+  if (harness === 'webarena-lite' && task.eval.eval_types.includes('program_html')) {
+    (task.eval.program_html ?? []).forEach((target, i) => {
+      if (target.required_contents.fuzzy_match !== undefined) fields.push(`eval.program_html[${i}].required_contents.fuzzy_match`);
+    });
+  }
+  return fields;
+}
+
+function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: EvaluatorOptions): Check {
+  const harness = options.harness ?? 'webarena-lite';
   return async (page) => {
-    const ctx: HelperContext = { page, siteUrls: options.siteUrls };
+    const ctx: HelperContext = { page, siteUrls: options.siteUrls, ...(options.shopAdmin ? { shopAdmin: options.shopAdmin } : {}) };
     for (const target of targets) {
       let url: string | undefined;
       if (target.url.kind === 'literal') url = target.url.url;
@@ -130,45 +191,106 @@ function programHtml(task: WebArenaTask, options: EvaluatorOptions): Check {
           return false;
         }
       }
-      for (const action of target.prepActions) await readJs(page, action);
       let value: string;
+      if (harness === 'webarena-lite') {
+        for (const action of target.prepActions) await readJs(page, action);
+        if (target.locator.kind === 'html') value = await page.content();
+        else if (target.locator.kind === 'js') value = await readJs(page, target.locator.expression);
+        else value = await runHelperCall(target.locator.call, 'locator', ctx).catch(() => '');
+        if (!(await liteContentsMatch(target.contents, value, task.intent, options.judge, task.eval.string_note ?? ''))) return false;
+        continue;
+      }
+      // WebArena: prep actions run before a JS locator only, and stop at the first that throws.
       if (target.locator.kind === 'html') value = await page.content();
-      else if (target.locator.kind === 'js') value = await readJs(page, target.locator.expression);
-      else value = await runHelperCall(target.locator.call, 'locator', ctx).catch(() => '');
-      if (!(await contentsMatch(target.contents, value, task.intent, options.judge, task.eval.string_note ?? ''))) return false;
+      else if (target.locator.kind === 'js') {
+        for (const action of target.prepActions) {
+          try {
+            await page.evaluate(`(() => (${action}))()`);
+          } catch {
+            break;
+          }
+        }
+        value = await readJsWebArena(page, target.locator.expression);
+      } else value = await runHelperCall(target.locator.call, 'locator', ctx);
+      value = await unescapeHtml(page, value);
+      const contents = target.contents;
+      if (contents.exact_match !== undefined) {
+        if (!webArenaExactMatch(contents.exact_match, value)) return false;
+      } else if (!(contents.must_include ?? []).every((item) => item.split(' |OR| ').some((alternative) => webArenaMustInclude(alternative, value, false)))) {
+        return false;
+      }
     }
     return true;
   };
 }
 
 /**
- * Builds the evaluator of one task. `task` may still hold placeholders: they are resolved here
- * with `options.siteUrls` (all strings of the config, as WebArena does for its config files).
+ * Checks a task and compiles its evaluator: every problem found (each a TaskConfigError naming the
+ * task and field), and the evaluator when there is none. `rawTask` may still hold placeholders: they
+ * are resolved here with `options.siteUrls` (all strings of the config, as WebArena does).
  */
-export function buildEvaluator(rawTask: WebArenaTask, options: EvaluatorOptions): TaskEvaluator {
+export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { problems: TaskConfigError[]; evaluator?: TaskEvaluator } {
+  const harness = options.harness ?? 'webarena-lite';
   let task: WebArenaTask;
   try {
     task = resolveTaskPlaceholders(rawTask, options.siteUrls);
   } catch (error) {
-    throw new TaskConfigError(rawTask.task_id, 'sites', (error as Error).message);
+    return { problems: [new TaskConfigError(rawTask.task_id, 'sites', (error as Error).message)] };
   }
-  // program_html navigates, so the checks that read the episode's final URL run first.
-  const order = ['string_match', 'url_match', 'program_html'] as const;
-  const types = order.filter((type) => task.eval.eval_types.includes(type));
-  const checks: Check[] = types.map((type) => {
-    switch (type) {
-      case 'string_match':
-        return stringMatch(task, options.judge);
-      case 'url_match':
-        return urlMatch(task);
-      case 'program_html':
-        return programHtml(task, options);
+  const problems: TaskConfigError[] = [];
+  const problem = (field: string, message: string) => void problems.push(new TaskConfigError(task.task_id, field, message));
+  const types = task.eval.eval_types;
+
+  if (harness === 'webarena') {
+    if (types.includes('url_match') && task.eval.url_note === 'EXACT') {
+      problem('eval.url_note', `WebArena's harness matches URLs by "GOLD in PRED" only (its default); "EXACT" is WebArena-Lite's (use the webarena-lite harness)`);
     }
-  });
+    if (types.includes('string_match') && task.eval.reference_answers?.must_exclude) {
+      problem('eval.reference_answers.must_exclude', "WebArena's harness has no must_exclude for answers (use the webarena-lite harness)");
+    }
+    if (types.includes('string_match') && task.eval.reference_answers?.fuzzy_match === 'N/A' && !task.eval.string_note) {
+      problem('eval.string_note', 'fuzzy_match "N/A" needs the reason the task is unachievable, which ua_match compares the answer with');
+    }
+  }
+  if ((options.requireLlmJudge || harness === 'webarena') && options.judge.kind !== 'llm') {
+    for (const field of llmJudgedFields(task, harness)) {
+      const value = field === 'eval.reference_answers.fuzzy_match' ? task.eval.reference_answers?.fuzzy_match : undefined;
+      const what = value === 'N/A' ? 'ua_match' : 'fuzzy_match';
+      problem(field, `${what} needs an LLM judge and none is configured (set models.judge to a chat endpoint and pass the campaign file with -c)`);
+    }
+  }
+  const targets = types.includes('program_html') ? (task.eval.program_html ?? []).map((target, i) => compileTarget(task, target, i, harness, problems)) : [];
+  if (problems.length) return { problems };
+
+  // program_html navigates, so the checks that read the episode's final URL run first.
+  const checks: Check[] = [];
+  if (types.includes('string_match')) {
+    if (harness === 'webarena') checks.push(webArenaStringMatch(task, options.judge));
+    else {
+      const references = task.eval.reference_answers ?? {};
+      checks.push((_page, answer) => liteContentsMatch(references, answer, task.intent, options.judge, task.eval.string_note ?? ''));
+    }
+  }
+  if (types.includes('url_match')) {
+    const reference = task.eval.reference_url ?? '';
+    const rule = task.eval.url_note ?? (harness === 'webarena' ? 'GOLD in PRED' : 'EXACT');
+    checks.push(async (page) => urlMatches(harness, reference, rule, page.url()));
+  }
+  if (types.includes('program_html')) checks.push(programHtml(task, targets as CompiledTarget[], options));
   return {
-    async evaluate(page, answer) {
-      for (const check of checks) if (!(await check(page, answer ?? ''))) return 0;
-      return 1;
+    problems,
+    evaluator: {
+      async evaluate(page, answer) {
+        for (const check of checks) if (!(await check(page, answer ?? ''))) return 0;
+        return 1;
+      },
     },
   };
+}
+
+/** Builds the evaluator of one task; its first problem, if any, is thrown. */
+export function buildEvaluator(rawTask: WebArenaTask, options: EvaluatorOptions): TaskEvaluator {
+  const { problems, evaluator } = checkTask(rawTask, options);
+  if (problems[0] || !evaluator) throw problems[0] ?? new TaskConfigError(rawTask.task_id, '(task)', 'no evaluator');
+  return evaluator;
 }

@@ -1,15 +1,23 @@
 /**
- * The named helper functions that WebArena task files call from `program_html` (`func:name(args)`):
- * URL helpers say which page to check, locator helpers read a value off the page. They work on the
- * embedded sites and on real WebArena sites alike: the embedded sites reproduce the URL and DOM
- * conventions of the originals these helpers rely on.
+ * The named helper functions that WebArena task files call from `program_html` (`func:name(args)`),
+ * every one the original benchmark's configs use: URL helpers say which page to check, locator
+ * helpers read a value. They work on the embedded sites and on real WebArena sites alike: the
+ * reddit and GitLab helpers read URLs and DOM conventions the embedded sites reproduce, and the shop
+ * helpers ask the shop's REST API (an admin token first, as WebArena does), which the embedded shop
+ * serves too. The admin account comes from the evaluator's options or the environment
+ * (WEBRL_SHOP_ADMIN_USERNAME / WEBRL_SHOP_ADMIN_PASSWORD), never from a task file, and is never logged.
  */
 import type { Page } from 'playwright-core';
+import { loadShopAdminAccount, SECRET_ENV, type ShopAdminAccount } from '../../config/secrets';
 import type { SiteUrls } from '../site-urls';
+import { EPISODE_COOKIE } from '../state/episodes';
+import { urlparse } from './url-match';
 
 export interface HelperContext {
   page: Page;
   siteUrls: SiteUrls;
+  /** The shop's admin account for its REST API; default from the environment. */
+  shopAdmin?: ShopAdminAccount;
 }
 
 /** `__page__` passes the page; every other argument is a string literal. */
@@ -32,17 +40,68 @@ function siteUrl(ctx: HelperContext, site: 'shopping' | 'reddit' | 'gitlab'): st
   return url.replace(/\/$/, '');
 }
 
-/** `http://host/f/forum/123/slug/comment/9` -> `http://host/f/forum/123/`; other URLs unchanged. */
+/**
+ * WebArena's reddit_get_post_url: `http://host/f/forum/123/slug/comment/9` -> `http://host/f/forum/123/`;
+ * a URL whose path is not `/f/<forum>/<post>...` comes back unchanged.
+ */
 export function redditPostUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return url;
-  }
-  const parts = parsed.pathname.split('/');
+  const parsed = urlparse(url);
+  const parts = parsed.path.split('/');
   if (parts.length < 4 || parts[1] !== 'f') return url;
-  return `${parsed.protocol}//${parsed.host}/f/${parts[2]}/${parts[3]}/`;
+  return `${parsed.scheme}://${parsed.netloc}/f/${parts[2]}/${parts[3]}/`;
+}
+
+const REST_TIMEOUT_MS = 30_000;
+
+/**
+ * One call to the shop's REST API. The episode cookie of the page's browser context goes along, so
+ * the embedded shop answers from the episode's state; a real shop has no such cookie.
+ */
+async function shopRest(ctx: HelperContext, method: 'GET' | 'POST', path: string, options: { token?: string; body?: string } = {}): Promise<unknown> {
+  const base = siteUrl(ctx, 'shopping');
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const episode = (await ctx.page.context().cookies(base)).find((cookie) => cookie.name === EPISODE_COOKIE);
+  if (episode) headers.cookie = `${EPISODE_COOKIE}=${episode.value}`;
+  const what = `the shop's REST API (${method} ${base}${path.split('?')[0]})`;
+  let response: Response;
+  try {
+    response = await fetch(`${base}${path}`, { method, headers, ...(options.body !== undefined ? { body: options.body } : {}), signal: AbortSignal.timeout(REST_TIMEOUT_MS) });
+  } catch (error) {
+    throw new Error(`${what} is unreachable: ${(error as Error).message}`, { cause: error });
+  }
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${what} answered HTTP ${response.status}`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new Error(`${what} answered something other than JSON`);
+  }
+}
+
+/** WebArena's shopping_get_auth_token: the admin account exchanged for a bearer token. */
+async function shopAdminToken(ctx: HelperContext): Promise<string> {
+  const account = ctx.shopAdmin ?? loadShopAdminAccount();
+  if (!account) {
+    throw new Error(`the shop helpers need the shop's admin account: set ${SECRET_ENV.shopAdminUsername} and ${SECRET_ENV.shopAdminPassword}`);
+  }
+  const body = JSON.stringify({ username: account.username.reveal(), password: account.password.reveal() });
+  const token = await shopRest(ctx, 'POST', '/rest/default/V1/integration/admin/token', { body });
+  if (typeof token !== 'string' || !token) throw new Error("the shop's token endpoint answered no token");
+  return token;
+}
+
+interface RestReviewReply {
+  nickname?: unknown;
+  ratings?: { rating_name?: unknown; percent?: unknown }[];
+}
+
+/** A product's reviews in the API's order (WebArena reads the last as the latest). */
+async function skuReviews(ctx: HelperContext, sku: string): Promise<RestReviewReply[]> {
+  const token = await shopAdminToken(ctx);
+  const reviews = await shopRest(ctx, 'GET', `/rest/V1/products/${encodeURIComponent(sku)}/reviews`, { token });
+  if (!Array.isArray(reviews)) throw new Error(`the shop's reviews of ${sku} are not a list`);
+  return reviews as RestReviewReply[];
 }
 
 export const URL_HELPERS: Record<string, Helper> = {
@@ -50,32 +109,66 @@ export const URL_HELPERS: Record<string, Helper> = {
     signature: ['string'],
     run: async (_ctx, [url]) => redditPostUrl(url ?? ''),
   },
-  /** The customer's newest order: the first "View Order" link of My Orders (newest first). */
+  /** The shop's newest order (by creation time) as its storefront page, asked of the REST API. */
   shopping_get_latest_order_url: {
     signature: [],
     run: async (ctx) => {
-      const history = `${siteUrl(ctx, 'shopping')}/sales/order/history/`;
-      await ctx.page.goto(history, { waitUntil: 'load' });
-      const href = await ctx.page.evaluate(() => document.querySelector('#my-orders-table a.action.view')?.getAttribute('href') ?? '');
-      return href ? new URL(href, history).href : history;
+      const token = await shopAdminToken(ctx);
+      const query = new URLSearchParams({
+        'searchCriteria[sortOrders][0][field]': 'created_at',
+        'searchCriteria[sortOrders][0][direction]': 'DESC',
+        'searchCriteria[pageSize]': '1',
+      });
+      const reply = (await shopRest(ctx, 'GET', `/rest/V1/orders?${query}`, { token })) as { items?: { increment_id?: unknown }[] };
+      const latest = reply?.items?.[0];
+      if (!latest) throw new Error('the shop has no orders');
+      const id = Number.parseInt(String(latest.increment_id), 10);
+      if (!Number.isInteger(id)) throw new Error(`the shop's latest order has no numeric increment_id (${String(latest.increment_id)})`);
+      return `${siteUrl(ctx, 'shopping')}/sales/order/view/order_id/${id}/`;
     },
   },
 };
 
 export const LOCATOR_HELPERS: Record<string, Helper> = {
-  /** The role shown in a project's members table for the account `@username` ('' if absent). */
+  /**
+   * The role shown in a project's members table for the account `@username`: the n-th role of the
+   * table for the n-th account label; '' when the account is not listed or the page is not that table.
+   */
   gitlab_get_project_memeber_role: {
     signature: ['page', 'string'],
-    run: async (ctx, [username]) =>
-      ctx.page.evaluate((account) => {
-        const accounts = Array.from(document.querySelectorAll('td[data-label="Account"]'));
-        const index = accounts.findIndex(
-          (cell) => (cell.querySelector('.gl-avatar-labeled-sublabel') as HTMLElement | null)?.innerText.trim() === `@${account}`,
-        );
-        if (index < 0) return '';
-        const role = document.querySelectorAll('td.col-max-role')[index];
-        return (role?.querySelector('span, button, select option:checked') as HTMLElement | null)?.innerText.trim() ?? '';
-      }, username ?? ''),
+    run: async (ctx, [username]) => {
+      try {
+        return await ctx.page.evaluate((account) => {
+          const labels = Array.from(document.querySelectorAll<HTMLElement>("td[data-label='Account'] span.gl-avatar-labeled-sublabel"));
+          const index = labels.findIndex((label) => label.outerText === `@${account}`);
+          const role = document.querySelectorAll<HTMLElement>('td.col-max-role span')[index];
+          if (!role) throw new Error('no role');
+          return role.outerText;
+        }, username ?? '');
+      } catch {
+        return '';
+      }
+    },
+  },
+  /** The nickname on the product's latest review ('' without reviews). */
+  shopping_get_sku_latest_review_author: {
+    signature: ['string'],
+    run: async (ctx, [sku]) => {
+      const reviews = await skuReviews(ctx, sku ?? '');
+      const latest = reviews[reviews.length - 1];
+      return latest ? String(latest.nickname ?? '') : '';
+    },
+  },
+  /** The latest review's rating in percent, as text ('' without reviews). */
+  shopping_get_sku_latest_review_rating: {
+    signature: ['string'],
+    run: async (ctx, [sku]) => {
+      const reviews = await skuReviews(ctx, sku ?? '');
+      const latest = reviews[reviews.length - 1];
+      if (!latest) return '';
+      if (reviews[0]?.ratings?.[0]?.rating_name !== 'Rating') throw new Error(`the reviews of ${sku} carry no "Rating" rating first`);
+      return String(latest.ratings?.[0]?.percent ?? '');
+    },
   },
 };
 

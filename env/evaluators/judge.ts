@@ -1,12 +1,20 @@
 /**
- * The judge behind `fuzzy_match`. WebArena asks an LLM whether an answer is correct given the
- * reference; this module offers that judge over any OpenAI-compatible chat endpoint, and a
- * deterministic judge for the embedded sites, whose references are exact facts from seeded data.
+ * The judge behind `fuzzy_match` (and, for unachievable tasks, WebArena's `ua_match`). WebArena asks
+ * an LLM whether an answer is correct given the reference; this module offers that judge over any
+ * OpenAI-compatible chat endpoint (the project's remote-model client, with its retries and key
+ * handling), and a deterministic judge for the embedded sites, whose references are exact facts from
+ * seeded data.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import type { ModelsConfig } from '../../config/schema';
+import type { ModelSecrets } from '../../config/secrets';
+import { chatText, excerpt, type ChatOptions } from '../../models/remote/chatText';
+import { createClient, describeEndpoint } from '../../models/remote/openaiClient';
 import { normalizeAnswer } from './text-match';
 
 export interface FuzzyJudge {
+  /** `llm`: a language model grades, as WebArena does; `deterministic`: the embedded stand-in. */
+  readonly kind: 'llm' | 'deterministic';
   /** Does `answer` convey the reference facts (given the task intent)? */
   matches(input: { intent: string; reference: string[]; answer: string }): Promise<boolean>;
   /** The task is unachievable for `reason`: does the `answer` report that, for the same reason? */
@@ -28,6 +36,8 @@ const UNACHIEVABLE_MARKERS = ['n a', 'not possible', 'impossible', 'cannot', 'ca
  * paraphrase and blind to contradictions, which suits references that are literal seeded facts.
  */
 export class DeterministicJudge implements FuzzyJudge {
+  readonly kind = 'deterministic';
+
   async matches(input: Parameters<FuzzyJudge['matches']>[0]): Promise<boolean> {
     const answer = ` ${looseForm(input.answer)} `;
     return input.reference.every((item) => answer.includes(` ${looseForm(item)} `));
@@ -39,54 +49,94 @@ export class DeterministicJudge implements FuzzyJudge {
   }
 }
 
-export interface LlmJudgeOptions {
-  model: string;
-  baseURL?: string;
-  apiKey?: string;
-  /** An already configured client (tests, shared connection pools). */
+export interface LlmJudgeOptions extends ChatOptions {
+  /** An already configured client (tests, shared connection pools); default one from `createClient`. */
   client?: OpenAI;
 }
 
-/** The WebArena-style LLM judge over an OpenAI-compatible chat-completions endpoint. */
-export class LlmJudge implements FuzzyJudge {
-  private readonly client: OpenAI;
+/** A judge reply that carries none of the verdict words the prompt asks for. */
+export class JudgeReplyError extends Error {
+  override name = 'JudgeReplyError';
+}
 
-  constructor(private readonly options: LlmJudgeOptions) {
-    this.client = options.client ?? new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey ?? 'unused' });
+/** WebArena's judge settings: greedy, room for a short justification before the verdict. */
+const JUDGE_MAX_TOKENS = 768;
+const SYSTEM = 'You are an impartial grader. Read the request and answer as it asks.';
+
+/** The grading request for one reference: the labelled lines WebArena's judge reads, then the verdict words. */
+export function fuzzyMatchPrompt(input: { intent: string; reference: string; answer: string }): string {
+  return [
+    "A teacher needs help grading a student's answer to a question. The student may word the answer differently from the reference; what counts is whether it means the same.",
+    `question: ${input.intent}`,
+    `reference answer: ${input.reference}`,
+    "every 'N/A' here is a special token that stands for 'not achievable'",
+    `student answer: ${input.answer}`,
+    'End with your judgement: correct, incorrect or partially correct.',
+  ].join('\n');
+}
+
+/** The request that compares a reported reason for giving up with the task's known one. */
+export function unachievablePrompt(input: { intent: string; reason: string; answer: string }): string {
+  return [
+    `task: ${input.intent}`,
+    `actual unachievable reason: ${input.reason}`,
+    `reported unachievable reason: ${input.answer}`,
+    'The task above cannot be done, for the actual reason given. Someone attempted it, did not succeed and reported why. ' +
+      'Compare the reported reason with the actual one and decide whether they agree, even if only implicitly. ' +
+      "Reply 'same' if they agree and 'different' if they do not.",
+  ].join('\n');
+}
+
+/**
+ * WebArena's LLM judge over an OpenAI-compatible chat endpoint. A fuzzy verdict fails on "partially
+ * correct" or "incorrect" and passes on "correct"; an unachievability verdict fails on "different"
+ * and passes on "same"; a reply with neither is an error (WebArena's harness stops there too).
+ */
+export class LlmJudge implements FuzzyJudge {
+  readonly kind = 'llm';
+  private readonly client: OpenAI;
+  private readonly options: ChatOptions;
+
+  constructor(options: LlmJudgeOptions) {
+    const { client, ...chat } = options;
+    this.options = { temperature: 0, maxTokens: JUDGE_MAX_TOKENS, ...chat };
+    this.client = client ?? createClient(chat);
   }
 
-  private async ask(system: string, user: string): Promise<string> {
-    const completion = await this.client.chat.completions.create({
-      model: this.options.model,
-      temperature: 0,
-      max_tokens: 256,
-      messages: [
-        { role: 'system', content: system },
-        { role: 'user', content: user },
-      ],
-    });
-    return (completion.choices[0]?.message.content ?? '').toLowerCase();
+  /** The endpoint and model, for messages (nothing secret). */
+  describe(): string {
+    return describeEndpoint(this.options);
+  }
+
+  private async ask(user: string, purpose: string): Promise<string> {
+    return (await chatText(this.client, this.options, SYSTEM, user, purpose)).toLowerCase();
   }
 
   async matches(input: { intent: string; reference: string[]; answer: string }): Promise<boolean> {
-    const verdict = await this.ask(
-      'You grade a student\'s answer to a question against the reference answer. Different wording is ' +
-        'fine; what matters is whether the answer means the same as the reference. The string "N/A" ' +
-        'stands for "this task cannot be achieved".',
-      `question: ${input.intent}\nreference answer: ${input.reference.join(', ')}\nstudent answer: ${input.answer}\n` +
-        'End your reply with one verdict: "correct", "incorrect" or "partially correct".',
-    );
-    if (verdict.includes('partially correct') || verdict.includes('incorrect')) return false;
-    return verdict.includes('correct');
+    const reply = await this.ask(fuzzyMatchPrompt({ intent: input.intent, reference: input.reference.join(', '), answer: input.answer }), 'fuzzy_match verdict');
+    if (reply.includes('partially correct') || reply.includes('incorrect')) return false;
+    if (reply.includes('correct')) return true;
+    throw new JudgeReplyError(`the judge ${this.describe()} answered no verdict (correct / incorrect / partially correct): "${excerpt(reply, 200)}"`);
   }
 
   async sameUnachievableReason(input: { intent: string; reason: string; answer: string }): Promise<boolean> {
-    const verdict = await this.ask(
-      'A task cannot be done for a known reason. Someone tried it, gave up and reported a reason. ' +
-        'Decide whether the reported reason agrees with the known reason, even if only implicitly.',
-      `task: ${input.intent}\nknown reason: ${input.reason}\nreported reason: ${input.answer}\n` +
-        'Reply "same" if they agree, otherwise "different".',
-    );
-    return verdict.includes('same') && !verdict.includes('different');
+    const reply = await this.ask(unachievablePrompt(input), 'ua_match verdict');
+    if (reply.includes('different')) return false;
+    if (reply.includes('same')) return true;
+    throw new JudgeReplyError(`the judge ${this.describe()} answered no verdict (same / different): "${excerpt(reply, 200)}"`);
   }
+}
+
+/** The judge `models.judge` names (absent or `embedded`: the deterministic judge); the key comes from the environment. */
+export function createJudge(config: ModelsConfig['judge'], secrets: ModelSecrets = {}): FuzzyJudge {
+  if (!config || config.backend === 'embedded') return new DeterministicJudge();
+  return new LlmJudge({
+    baseURL: config.baseUrl,
+    model: config.model,
+    timeoutMs: config.timeoutMs,
+    maxAttempts: config.maxAttempts,
+    retryDelayMs: config.retryDelayMs,
+    maxTokens: config.maxTokens,
+    ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}),
+  });
 }

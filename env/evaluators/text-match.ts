@@ -1,8 +1,15 @@
 /**
- * WebArena-Lite's string comparisons: normalise (one pair of surrounding quotes removed, lower-cased;
- * no trimming, as in WebArena-Lite), exact match, and must-include / must-exclude where a reference
- * that is a single token must equal a whole token of the prediction (so "0" does not match "10").
+ * The string comparisons of the two evaluation harnesses. WebArena-Lite's: normalise (one pair of
+ * surrounding quotes removed, lower-cased; no trimming), exact match, and must-include / must-exclude
+ * where a reference that is a single token must equal a whole token of the prediction (so "0" does
+ * not match "10"). The original WebArena's (`webArena*`): the answer is trimmed first, and only a
+ * one-character reference that is the sole item of its list must be a whole token.
  */
+
+/** Whose evaluation semantics a task is scored with. */
+export const HARNESSES = ['webarena-lite', 'webarena'] as const;
+export type Harness = (typeof HARNESSES)[number];
+
 export function normalizeAnswer(text: string): string {
   let out = text;
   if (out.length >= 2 && ((out.startsWith("'") && out.endsWith("'")) || (out.startsWith('"') && out.endsWith('"')))) {
@@ -47,4 +54,26 @@ export function mustInclude(reference: string, prediction: string): boolean {
 
 export function mustExclude(reference: string, prediction: string): boolean {
   return !occurs(reference, prediction);
+}
+
+/** The original harness's cleaning: trimmed, then one pair of surrounding quotes removed, lower-cased. */
+export function webArenaClean(text: string): string {
+  let out = text.trim();
+  if ((out.startsWith("'") && out.endsWith("'")) || (out.startsWith('"') && out.endsWith('"'))) out = out.slice(1, -1);
+  return out.toLowerCase();
+}
+
+export function webArenaExactMatch(reference: string, prediction: string): boolean {
+  return webArenaClean(prediction) === webArenaClean(reference);
+}
+
+/**
+ * The original harness's must_include: a substring test, except that with `tokenizeSingle` (string
+ * answers whose list has one item) a one-character reference must be a whole word token.
+ */
+export function webArenaMustInclude(reference: string, prediction: string, tokenizeSingle: boolean): boolean {
+  const ref = webArenaClean(reference);
+  const pred = webArenaClean(prediction);
+  if (tokenizeSingle && [...ref].length === 1 && wordTokens(ref).length === 1) return wordTokens(pred).includes(ref);
+  return pred.includes(ref);
 }

@@ -2,6 +2,7 @@
  * The little web framework the embedded sites share: path patterns with `:params`, urlencoded form
  * bodies, and replies that are pages, redirects (303 after every POST, as real sites do) or errors.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { Html } from '../html';
 
 export interface RequestContext<S> {
@@ -12,6 +13,9 @@ export interface RequestContext<S> {
   params: Record<string, string>;
   query: URLSearchParams;
   form: URLSearchParams;
+  /** The request body as sent (a POST's urlencoded form or JSON); '' for other methods. */
+  body: string;
+  headers: IncomingHttpHeaders;
   state: S;
   /** Prefix for links inside the site (e.g. `/admin`), never ending with `/`. */
   base: string;

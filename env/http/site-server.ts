@@ -15,6 +15,8 @@ export interface SiteApp<S> {
   name: EmbeddedSiteName;
   /** All pages live under this prefix (`/admin` for the shop's back office), '' for the root. */
   basePath: string;
+  /** Paths served from the origin's root even though the pages live under basePath (Magento's `/rest`). */
+  rootPaths?: readonly string[];
   freshState(): S;
   router: Router<S>;
   /** The site's error page around a message, in its own layout. */
@@ -87,16 +89,18 @@ export async function startSiteServer<S>(
     if (state === undefined) {
       return send(res, page(html`<h1>Episode expired</h1><p>This browser's episode (${episodeId}) is no longer served.</p>`, 410));
     }
-    if (!url.pathname.startsWith(app.basePath)) {
+    const atRoot = app.rootPaths?.some((prefix) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) ?? false;
+    if (!atRoot && !url.pathname.startsWith(app.basePath)) {
       return send(res, { status: 302, headers: { location: app.basePath + '/' }, body: '' });
     }
-    const path = url.pathname.slice(app.basePath.length).replace(/\/+$/, '') || '/';
+    const path = (atRoot ? url.pathname : url.pathname.slice(app.basePath.length)).replace(/\/+$/, '') || '/';
     const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
     try {
       const match = app.router.match(method, path);
       if (!match) throw new HttpError(404, `Page ${url.pathname} was not found`);
-      const form = method === 'POST' ? new URLSearchParams(await readBody(req)) : new URLSearchParams();
-      const result = match.handler({ method, url, path, params: match.params, query: url.searchParams, form, state, base: app.basePath });
+      const body = method === 'POST' ? await readBody(req) : '';
+      const form = new URLSearchParams(body);
+      const result = match.handler({ method, url, path, params: match.params, query: url.searchParams, form, body, headers: req.headers, state, base: app.basePath });
       send(res, result instanceof Html ? page(result) : result);
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500;

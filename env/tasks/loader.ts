@@ -1,10 +1,11 @@
 /**
  * Loads WebArena-format task files (a JSON array of tasks, or one task object), validates every
  * task, builds every evaluator, and counts tasks per site and per eval type. Any problem is a
- * `TaskConfigError` naming the task id and the field.
+ * `TaskConfigError` naming the task id and the field; `validateTaskFile` reports every problem of
+ * every task at once, the other loaders throw the first.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { buildEvaluator, type EvaluatorOptions, type TaskEvaluator } from '../evaluators/evaluator';
+import { checkTask, type EvaluatorOptions, type TaskEvaluator } from '../evaluators/evaluator';
 import { TaskConfigError, formatZodPath, webArenaTaskSchema, type WebArenaTask } from './schema';
 
 export interface LoadedTask {
@@ -20,45 +21,60 @@ export interface TaskCounts {
   byEvalType: Record<string, number>;
 }
 
-export function parseTasks(data: unknown): WebArenaTask[] {
+/** Every task that passes the schema, and every problem of those that do not (all their issues). */
+export function parseTasksReport(data: unknown): { tasks: WebArenaTask[]; problems: TaskConfigError[] } {
   const items = Array.isArray(data) ? data : [data];
   const seen = new Set<string>();
-  return items.map((item, index) => {
+  const tasks: WebArenaTask[] = [];
+  const problems: TaskConfigError[] = [];
+  items.forEach((item, index) => {
     const rawId = (item as { task_id?: unknown } | null)?.task_id;
     const id = typeof rawId === 'number' || typeof rawId === 'string' ? rawId : `#${index}`;
     const parsed = webArenaTaskSchema.safeParse(item);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new TaskConfigError(id, formatZodPath(issue?.path ?? []) || '(task)', issue?.message ?? 'invalid task');
+      for (const issue of parsed.error.issues) problems.push(new TaskConfigError(id, formatZodPath(issue.path) || '(task)', issue.message));
+      return;
     }
     const key = String(parsed.data.task_id);
-    if (seen.has(key)) throw new TaskConfigError(id, 'task_id', 'duplicate task id');
+    if (seen.has(key)) {
+      problems.push(new TaskConfigError(id, 'task_id', 'duplicate task id'));
+      return;
+    }
     seen.add(key);
-    return parsed.data;
+    tasks.push(parsed.data);
   });
+  return { tasks, problems };
+}
+
+export function parseTasks(data: unknown): WebArenaTask[] {
+  const { tasks, problems } = parseTasksReport(data);
+  if (problems[0]) throw problems[0];
+  return tasks;
 }
 
 /** The largest task file read by default (WebArena's 812-task test set is about 1 MB). */
 export const DEFAULT_MAX_TASK_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Reads and validates a task file. A file over `maxBytes` is refused before it is read: a whole
- * file is parsed at once, and an oversized one would hold the worker's memory for nothing.
+ * Reads a task file's JSON. A file over `maxBytes` is refused before it is read: a whole file is
+ * parsed at once, and an oversized one would hold the worker's memory for nothing.
  */
-export async function readTaskFile(path: string, options: { maxBytes?: number } = {}): Promise<WebArenaTask[]> {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_TASK_FILE_BYTES;
+async function readTaskJson(path: string, maxBytes = DEFAULT_MAX_TASK_FILE_BYTES): Promise<unknown> {
   const { size } = await stat(path);
   if (size > maxBytes) {
     throw new Error(`${path} is ${size} bytes, over the ${maxBytes}-byte limit for a task file; split it, or raise the limit (--max-bytes)`);
   }
   const text = await readFile(path, 'utf8');
-  let data: unknown;
   try {
-    data = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new Error(`${path}: not valid JSON: ${(error as Error).message}`);
   }
-  return parseTasks(data);
+}
+
+/** Reads and validates a task file; the first invalid task throws. */
+export async function readTaskFile(path: string, options: { maxBytes?: number } = {}): Promise<WebArenaTask[]> {
+  return parseTasks(await readTaskJson(path, options.maxBytes));
 }
 
 export function countTasks(tasks: readonly WebArenaTask[]): TaskCounts {
@@ -71,16 +87,61 @@ export function countTasks(tasks: readonly WebArenaTask[]): TaskCounts {
   return { total: tasks.length, bySite, byEvalType };
 }
 
-/** Builds every task's evaluator; the first failure throws. */
-export function buildTasks(tasks: readonly WebArenaTask[], options: EvaluatorOptions): LoadedTask[] {
-  return tasks.map((config) => ({ config, evaluator: buildEvaluator(config, options) }));
+/** Builds every task's evaluator it can, and collects every problem of the others. */
+export function checkTasks(tasks: readonly WebArenaTask[], options: EvaluatorOptions): { tasks: LoadedTask[]; problems: TaskConfigError[] } {
+  const loaded: LoadedTask[] = [];
+  const problems: TaskConfigError[] = [];
+  for (const config of tasks) {
+    const checked = checkTask(config, options);
+    problems.push(...checked.problems);
+    if (checked.evaluator && checked.problems.length === 0) loaded.push({ config, evaluator: checked.evaluator });
+  }
+  return { tasks: loaded, problems };
 }
 
-/** Reads, validates and builds a task file in one go. */
+/** Builds every task's evaluator; the first problem throws. */
+export function buildTasks(tasks: readonly WebArenaTask[], options: EvaluatorOptions): LoadedTask[] {
+  const { tasks: loaded, problems } = checkTasks(tasks, options);
+  if (problems[0]) throw problems[0];
+  return loaded;
+}
+
+/** Reads, validates and builds a task file in one go; the first problem throws. */
 export async function loadTaskFile(
   path: string,
   options: EvaluatorOptions & { maxBytes?: number },
 ): Promise<{ tasks: LoadedTask[]; counts: TaskCounts }> {
   const configs = await readTaskFile(path, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
   return { tasks: buildTasks(configs, options), counts: countTasks(configs) };
+}
+
+export interface TaskFileReport {
+  /** Tasks in the file (every item of its array). */
+  total: number;
+  /** The valid tasks, evaluators built. */
+  tasks: LoadedTask[];
+  /** Every problem of every invalid task, in file order. */
+  problems: TaskConfigError[];
+  /** How many tasks have at least one problem. */
+  invalid: number;
+  /** Counts over the tasks that passed the schema. */
+  counts: TaskCounts;
+}
+
+/**
+ * Reads a task file and checks every task, reporting all problems at once. A file that cannot be
+ * read or is not JSON still throws.
+ */
+export async function validateTaskFile(path: string, options: EvaluatorOptions & { maxBytes?: number }): Promise<TaskFileReport> {
+  const data = await readTaskJson(path, options.maxBytes);
+  const parsed = parseTasksReport(data);
+  const built = checkTasks(parsed.tasks, options);
+  const problems = [...parsed.problems, ...built.problems];
+  return {
+    total: Array.isArray(data) ? data.length : 1,
+    tasks: built.tasks,
+    problems,
+    invalid: new Set(problems.map((p) => String(p.taskId))).size,
+    counts: countTasks(parsed.tasks),
+  };
 }

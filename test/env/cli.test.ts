@@ -3,32 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Command } from 'commander';
 import { registerEnvCommands } from '../../cli/env';
 import { registerTaskCommands } from '../../cli/tasks';
+import { runWebrlInProcess } from '../harness/cli';
 import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
 
 /** Runs `webrl ARGS` with the env and tasks commands; returns what it printed and the exit code. */
-async function webrl(...args: string[]): Promise<{ out: string; err: string; exitCode: number }> {
-  const program = new Command('webrl').exitOverride();
-  registerEnvCommands(program);
-  registerTaskCommands(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const { log, error } = console;
-  const previousExitCode = process.exitCode;
-  console.log = (...parts: unknown[]) => void out.push(parts.join(' '));
-  console.error = (...parts: unknown[]) => void err.push(parts.join(' '));
-  process.exitCode = 0;
-  try {
-    await program.parseAsync(['node', 'webrl', ...args]);
-    return { out: out.join('\n'), err: err.join('\n'), exitCode: Number(process.exitCode ?? 0) };
-  } finally {
-    console.log = log;
-    console.error = error;
-    process.exitCode = previousExitCode;
-  }
-}
+const webrl = (...args: string[]) =>
+  runWebrlInProcess((program) => {
+    registerEnvCommands(program);
+    registerTaskCommands(program);
+  }, ...args);
 
 describe('CLI', () => {
   test('tasks validate prints counts per site and eval type for the WebArena-Lite file', async () => {

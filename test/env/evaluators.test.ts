@@ -1,10 +1,13 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeterministicJudge, LlmJudge } from '../../env/evaluators/judge';
+import { parseConfig } from '../../config/load';
+import { Secret } from '../../config/secrets';
+import { createJudge, DeterministicJudge, JudgeReplyError, LlmJudge } from '../../env/evaluators/judge';
 import { parseHelperCall, checkHelperCall, redditPostUrl } from '../../env/evaluators/helpers';
-import { exactMatch, mustExclude, mustInclude, normalizeAnswer, tokenize } from '../../env/evaluators/text-match';
+import { pythonStr } from '../../env/evaluators/page-values';
+import { exactMatch, mustExclude, mustInclude, normalizeAnswer, tokenize, webArenaClean, webArenaExactMatch, webArenaMustInclude } from '../../env/evaluators/text-match';
+import { parseQs, urlMatches, urlparse } from '../../env/evaluators/url-match';
+import { startJudgeServer, type JudgeServer } from '../harness/judge-server';
 
 describe('string normalisation and matching (WebArena-Lite semantics)', () => {
   test('strips one pair of surrounding quotes and lower-cases, without trimming', () => {
@@ -78,34 +81,89 @@ describe('deterministic judge (embedded default)', () => {
 });
 
 describe('LLM judge over an OpenAI-compatible chat endpoint', () => {
-  let server: Server;
-  let baseURL = '';
-  const requests: { model: string; messages: { role: string; content: string }[] }[] = [];
+  let server: JudgeServer;
   before(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        const parsed = JSON.parse(body) as (typeof requests)[number];
-        requests.push(parsed);
-        const user = parsed.messages.find((m) => m.role === 'user')?.content ?? '';
-        const verdict = user.includes('known reason') ? (user.includes('reported reason: closed') ? 'same' : 'different') : user.includes('student answer: 42') ? 'The answer is correct.' : 'This is incorrect.';
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: parsed.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: verdict } }] }));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    server = await startJudgeServer();
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(() => server.close());
 
-  test('asks the chat endpoint and reads correct / incorrect / same / different', async () => {
-    const judge = new LlmJudge({ model: 'judge-model', baseURL, apiKey: 'test' });
+  test("asks in WebArena's prompt format and reads correct / incorrect / partially correct / same / different", async () => {
+    const judge = new LlmJudge({ model: 'judge-model', baseURL: server.baseURL, maxAttempts: 1 });
+    assert.equal(judge.kind, 'llm');
     assert.equal(await judge.matches({ intent: 'What is the answer?', reference: ['42'], answer: '42' }), true);
     assert.equal(await judge.matches({ intent: 'What is the answer?', reference: ['42'], answer: '41' }), false);
-    assert.equal(await judge.sameUnachievableReason({ intent: 'Book it', reason: 'the shop is closed', answer: 'closed' }), true);
+    assert.equal(await judge.matches({ intent: 'Who?', reference: ['Emma Lopez'], answer: 'emma' }), false, 'partially correct fails');
+    assert.equal(await judge.sameUnachievableReason({ intent: 'Book it', reason: 'the shop is closed', answer: 'it is closed today' }), true);
     assert.equal(await judge.sameUnachievableReason({ intent: 'Book it', reason: 'the shop is closed', answer: 'no idea' }), false);
-    assert.equal(requests[0]?.model, 'judge-model');
-    assert.match(requests[0]?.messages.find((m) => m.role === 'user')?.content ?? '', /reference answer: 42/);
+    const first = server.bodies()[0]!;
+    assert.equal(first.model, 'judge-model');
+    assert.equal(first.temperature, 0);
+    assert.equal(first.max_tokens, 768);
+    const user = first.messages.find((m) => m.role === 'user')?.content ?? '';
+    assert.match(user, /^question: What is the answer\?$/m);
+    assert.match(user, /^reference answer: 42$/m);
+    assert.match(user, /^student answer: 42$/m);
+    assert.match(user, /correct, incorrect or partially correct/);
+    assert.match(server.bodies()[3]!.messages.find((m) => m.role === 'user')?.content ?? '', /^actual unachievable reason: the shop is closed$/m);
+  });
+
+  test('a reply without a verdict is an error, not a silent fail', async () => {
+    const judge = new LlmJudge({ model: 'judge-model', baseURL: server.baseURL, maxAttempts: 1 });
+    await assert.rejects(judge.matches({ intent: 'q', reference: ['x'], answer: 'GARBLE' }), JudgeReplyError);
+    await assert.rejects(judge.sameUnachievableReason({ intent: 'q', reason: 'r', answer: 'garble' }), /no verdict \(same \/ different\)/);
+  });
+
+  test('models.judge picks the judge: absent or embedded is deterministic, chat is the LLM judge with the key from the environment', () => {
+    assert.equal(createJudge(undefined).kind, 'deterministic');
+    assert.equal(createJudge({ backend: 'embedded' }).kind, 'deterministic');
+    const models = parseConfig({ models: { judge: { backend: 'chat', baseUrl: server.baseURL, model: 'judge-model' } } }).models;
+    const judge = createJudge(models.judge, { llmApiKey: new Secret('sk-test') });
+    assert.ok(judge instanceof LlmJudge);
+    assert.equal(judge.describe(), `${server.baseURL} (model judge-model)`);
+    assert.throws(() => parseConfig({ models: { judge: { backend: 'chat', baseUrl: server.baseURL, model: 'm', apiKey: 'sk' } } }), /models\.judge\.apiKey: secrets are not accepted/);
+  });
+});
+
+describe("WebArena's own comparisons (the original harness)", () => {
+  test('answers are trimmed before quotes are removed; exact_match compares the cleaned forms', () => {
+    assert.equal(webArenaClean('  "Yes" '), 'yes');
+    assert.ok(webArenaExactMatch('yes', ' Yes\n'));
+    assert.ok(!exactMatch('yes', ' Yes\n'), 'Lite does not trim');
+  });
+
+  test('must_include is a substring test, whole-token only for a lone one-character item', () => {
+    assert.ok(!webArenaMustInclude('2', 'there are 12', true));
+    assert.ok(webArenaMustInclude('2', 'there are 2 of them', true));
+    assert.ok(webArenaMustInclude('2', 'there are 12', false), 'an item among several is a plain substring');
+    assert.ok(webArenaMustInclude('10', 'there are 110', true), 'a longer reference is a plain substring');
+    assert.ok(!webArenaMustInclude('65 |OR| 3', '3', true), 'no |OR| for answers: the item is literal');
+  });
+
+  test("urlparse and parse_qs split URLs as Python's urllib does", () => {
+    assert.deepEqual(urlparse('http://Host:9999/a/b;p?x=1#frag'), { scheme: 'http', netloc: 'Host:9999', path: '/a/b', params: 'p', query: 'x=1', fragment: 'frag' });
+    assert.deepEqual([...parseQs('q=usb+wifi&empty=&flag&label_name%5B%5D=type%3A%20bug%20%F0%9F%90%9E&q=two')], [
+      ['q', ['usb wifi', 'two']],
+      ['label_name[]', ['type: bug 🐞']],
+    ]);
+  });
+
+  test('url_match GOLD in PRED: base path contained, each reference query key satisfied in any order, |OR| alternatives', () => {
+    const ref = 'http://h/catalogsearch/result/index/?product_list_order=price&q=chairs&product_list_dir=asc';
+    assert.ok(urlMatches('webarena', ref, undefined, 'http://h/catalogsearch/result/index/?q=chairs&product_list_dir=asc&product_list_order=price&p=2'));
+    assert.ok(!urlMatches('webarena', ref, undefined, 'http://h/catalogsearch/result/index/?q=chairs&product_list_order=price'));
+    assert.ok(!urlMatches('webarena-lite', ref, 'GOLD in PRED', 'http://h/catalogsearch/result/index/?q=chairs&product_list_dir=asc&product_list_order=price'), 'Lite wants the literal string');
+    assert.ok(urlMatches('webarena', 'http://h/f/deeplearning |OR| http://h/f/MachineLearning', 'GOLD in PRED', 'http://h/f/MachineLearning/new'));
+    assert.ok(!urlMatches('webarena', 'http://h/f/deeplearning |OR| http://h/f/MachineLearning', 'GOLD in PRED', 'http://h/f/books'));
+    assert.ok(urlMatches('webarena', 'http://h/x/', undefined, 'http://h/x//'), 'trailing slashes all go');
+    assert.ok(urlMatches('webarena-lite', 'http://localhost:1/x', 'EXACT', 'http://127.0.0.1:1/x/'));
+  });
+
+  test("page values read as Python's str() prints them", () => {
+    assert.equal(pythonStr(null), 'None');
+    assert.equal(pythonStr(true), 'True');
+    assert.equal(pythonStr(3), '3');
+    assert.equal(pythonStr(2.5), '2.5');
+    assert.equal(pythonStr(['a', "it's", 1, false]), `['a', "it's", 1, False]`);
+    assert.equal(pythonStr({ k: 'v' }), "{'k': 'v'}");
   });
 });

@@ -10,7 +10,9 @@ import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { DeterministicJudge } from '../../env/evaluators/judge';
 import { buildTasks, countTasks, readTaskFile, type LoadedTask } from '../../env/tasks/loader';
 import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/site-urls';
+import { Secret } from '../../config/secrets';
 import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
+import { startServer } from '../models/fixtures/servers';
 
 const U = WEBARENA_DEFAULT_SITE_URLS;
 
@@ -115,14 +117,33 @@ describe('WebArena-Lite task file', () => {
     assert.equal(await score(112, null), 0);
   });
 
-  test('program_html: URL helper shopping_get_latest_order_url follows the newest order', async () => {
-    const history = `${U.shopping}/sales/order/history/`;
-    const order = `${U.shopping}/sales/order/view/order_id/191/`;
-    const historyPage = `<table id="my-orders-table"><tr><td><a class="action view" href="${order}">View Order</a></td></tr></table>`;
-    await showPages({ [`${U.shopping}/`]: 'home', [history]: historyPage, [order]: '<div class="order-details-items ordered">Makeup remover B0738JQG6Q Ordered 1</div>' });
-    assert.equal(await score(104, null), 1);
-    await showPages({ [`${U.shopping}/`]: 'home', [history]: historyPage, [order]: '<div class="order-details-items ordered">Something else B000000000</div>' });
-    assert.equal(await score(104, null), 0);
+  test("program_html: URL helper shopping_get_latest_order_url asks the shop's REST API for the newest order", async () => {
+    // The helper talks to the shop over HTTP (Node, not the browser): a stub shop on a free port
+    // answers the token and order calls; the browser's pages still come from the fixtures.
+    const shop = await startServer((request) => {
+      if (request.method === 'POST' && request.url === '/rest/default/V1/integration/admin/token') {
+        const body = request.body as { username?: string; password?: string };
+        return body.username === 'admin' && body.password === 'pw' ? { json: 'tok' } : { status: 401, json: { message: 'no' } };
+      }
+      if (request.url.startsWith('/rest/V1/orders?') && request.headers.authorization === 'Bearer tok') return { json: { items: [{ increment_id: '000000191' }], total_count: 1 } };
+      return { status: 404, json: { message: 'not found' } };
+    });
+    try {
+      const urls = { ...U, shopping: shop.url };
+      const [evaluator] = buildTasks([task(104).config], { siteUrls: urls, judge: new DeterministicJudge(), shopAdmin: { username: new Secret('admin'), password: new Secret('pw') } });
+      const order = `${shop.url}/sales/order/view/order_id/191/`;
+      await showPages({ [`${shop.url}/`]: 'home', [order]: '<div class="order-details-items ordered">Makeup remover B0738JQG6Q Ordered 1</div>' });
+      assert.equal(await evaluator!.evaluator.evaluate(page, null), 1);
+      assert.equal(page.url(), order);
+      await showPages({ [`${shop.url}/`]: 'home', [order]: '<div class="order-details-items ordered">Something else B000000000</div>' });
+      assert.equal(await evaluator!.evaluator.evaluate(page, null), 0);
+      const orderQuery = new URL(shop.requests.find((r) => r.url.startsWith('/rest/V1/orders'))!.url, shop.url).searchParams;
+      assert.equal(orderQuery.get('searchCriteria[sortOrders][0][field]'), 'created_at');
+      assert.equal(orderQuery.get('searchCriteria[sortOrders][0][direction]'), 'DESC');
+      assert.equal(orderQuery.get('searchCriteria[pageSize]'), '1');
+    } finally {
+      await shop.close();
+    }
   });
 
   test('url_match + program_html with reddit_get_post_url(__last_url__)', async () => {

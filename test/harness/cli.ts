@@ -2,6 +2,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Command } from 'commander';
 
 const execFileAsync = promisify(execFile);
 const WEBRL = fileURLToPath(new URL('../../bin/webrl.js', import.meta.url));
@@ -80,4 +81,28 @@ export function startWebrl(args: string[], options: CliOptions = {}): RunningWeb
     signal: (name) => void child.kill(name),
     exited,
   };
+}
+
+/**
+ * Runs `webrl ARGS` in this process with the commands `register` adds (no child process): what it
+ * printed to stdout and stderr, and the exit code it set.
+ */
+export async function runWebrlInProcess(register: (program: Command) => void, ...args: string[]): Promise<{ out: string; err: string; exitCode: number }> {
+  const program = new Command('webrl').exitOverride();
+  register(program);
+  const out: string[] = [];
+  const err: string[] = [];
+  const { log, error } = console;
+  const previousExitCode = process.exitCode;
+  console.log = (...parts: unknown[]) => void out.push(parts.join(' '));
+  console.error = (...parts: unknown[]) => void err.push(parts.join(' '));
+  process.exitCode = 0;
+  try {
+    await program.parseAsync(['node', 'webrl', ...args]);
+    return { out: out.join('\n'), err: err.join('\n'), exitCode: Number(process.exitCode ?? 0) };
+  } finally {
+    console.log = log;
+    console.error = error;
+    process.exitCode = previousExitCode;
+  }
 }

@@ -7,6 +7,7 @@ import { html, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
 import type { SiteApp } from '../../http/site-server';
 import { longDate, money, paginate, shortDate, withQuery } from '../common';
+import { ADMIN_REST, addRestRoutes } from '../shopping/rest';
 import { adminOrderNumber, adminOrderTotal, ORDER_STATUS_LABELS, type AdminOrder, type AdminOrderStatus } from './data';
 import { AdminState, parseAdminDate, type AdminBase } from './state';
 
@@ -256,7 +257,7 @@ function cmsEdit(ctx: Ctx): Html {
 }
 
 export function createAdminApp(base: AdminBase): SiteApp<AdminState> {
-  const router = new Router<AdminState>()
+  const router = addRestRoutes(new Router<AdminState>(), ADMIN_REST)
     .get('/', (ctx) => redirect(`${ctx.base}/admin/dashboard/`))
     .get('/admin/dashboard', dashboard)
     .get('/dashboard', dashboard)
@@ -313,6 +314,7 @@ export function createAdminApp(base: AdminBase): SiteApp<AdminState> {
   return {
     name: 'shopping_admin',
     basePath: '/admin',
+    rootPaths: ['/rest'],
     freshState: () => new AdminState(base),
     router,
     errorPage: (state, status, message) => html`<!DOCTYPE html><html><head><title>Error ${status}</title></head><body><h1>Error ${status}</h1><p>${message}</p><p><a href="/admin/admin/dashboard/">Go to the dashboard</a></p></body></html>`,

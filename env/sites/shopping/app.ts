@@ -10,6 +10,7 @@ import type { SiteApp } from '../../http/site-server';
 import { longDate, money, paginate, shortDate, US_STATES, withQuery } from '../common';
 import type { Product } from './catalog';
 import { orderNumber, orderSubtotal, orderTotal, type Address, type Order } from './data';
+import { addRestRoutes, STOREFRONT_REST } from './rest';
 import { PRICE_BUCKETS, ShoppingState, sortProducts, type ShoppingBase, type SortKey } from './state';
 
 type Ctx = RequestContext<ShoppingState>;
@@ -400,7 +401,7 @@ function notImplementedInfo(ctx: Ctx, title: string): Html {
 }
 
 export function createShoppingApp(base: ShoppingBase): SiteApp<ShoppingState> {
-  const router = new Router<ShoppingState>()
+  const router = addRestRoutes(new Router<ShoppingState>(), STOREFRONT_REST)
     .get('/', home)
     .get('/catalogsearch/result', searchResults)
     .get('/catalogsearch/result/index', searchResults)
