@@ -80,7 +80,10 @@ describe('the webarena backend on the embedded sites served in their own process
       new Map(
         await Promise.all(
           tasks.map(async (task) => {
-            const { outcome } = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+            // Infrastructure failures (a step timing out on a busy machine) are retried, as rollouts do.
+            const run = () => pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+            let { outcome } = await run();
+            for (let retry = 0; retry < 2 && outcome.infraFailure; retry++) ({ outcome } = await run());
             assert.equal(outcome.infraFailure, false, `task ${task.task_id}: ${outcome.reason} ${outcome.detail ?? ''}`);
             return [String(task.task_id), outcome.score] as const;
           }),
