@@ -56,6 +56,7 @@ export class WebArenaSites {
   readonly sessions: SiteSessions;
   private readonly gates = new Map<string, SiteGate>();
   private readonly episodesSinceReset = new Map<string, number>();
+  private readonly resetting = new Map<string, Promise<number>>();
   /** Resets done by this worker, per site, with their durations in ms. */
   readonly resets = new Map<string, number[]>();
 
@@ -116,9 +117,23 @@ export class WebArenaSites {
     try {
       for (const site of sites) {
         const policy = site.reset?.policy;
-        if (policy && typeof policy === 'object' && (this.episodesSinceReset.get(site.name) ?? 0) >= policy.everyNEpisodes) await this.reset(site);
-        releases.push(await this.gates.get(site.name)!.acquire());
-        this.episodesSinceReset.set(site.name, (this.episodesSinceReset.get(site.name) ?? 0) + 1);
+        for (;;) {
+          // Decided while holding a slot, so episodes queued together do not all skip (or all run) the reset.
+          const release = await this.gates.get(site.name)!.acquire();
+          const count = this.episodesSinceReset.get(site.name) ?? 0;
+          if (!(policy && typeof policy === 'object' && count >= policy.everyNEpisodes)) {
+            this.episodesSinceReset.set(site.name, count + 1);
+            releases.push(release);
+            break;
+          }
+          release();
+          let resetting = this.resetting.get(site.name);
+          if (!resetting) {
+            resetting = this.reset(site).finally(() => this.resetting.delete(site.name));
+            this.resetting.set(site.name, resetting);
+          }
+          await resetting;
+        }
       }
     } catch (error) {
       for (const release of releases) release();
