@@ -1,5 +1,8 @@
 /**
- * Embedded-environment costs: the reset cost per episode (prepareEpisode + dispose: a fresh
+ * Environment costs. The webarena backend against the embedded sites served by `webrl env serve` in
+ * its own process: the oracle's success on every exported test task (a reset before every episode,
+ * one episode per site), the time per step there and on the embedded backend, and each site's reset
+ * through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
  * copy-on-write state on all four sites and the cookie on a browser context), and oracle episodes
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
  * on a seeded mix of test tasks from every template.
@@ -14,6 +17,12 @@ import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
 import { startEmbeddedSites } from '../env/embedded-sites';
 import { Rng } from '../env/random';
 import { generateTasks } from '../env/tasks/generate';
+import { parseConfig } from '../config/load';
+import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment';
+import { asWebArenaTask } from '../cli/env';
+import { serveSites, servedSiteSettings } from '../test/harness/servedSites';
+import type { EpisodeEnvironment } from '../browser/contract';
+import type { SiteUrls } from '../env/site-urls';
 
 const EPISODES = Number(process.argv[2] ?? 30);
 const RESETS = Number(process.argv[3] ?? 200);
@@ -21,6 +30,43 @@ const RESETS = Number(process.argv[3] ?? 200);
 const sites = await startEmbeddedSites();
 const tasks = new Rng(7).shuffle(generateTasks('test'));
 const env = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks });
+
+// The webarena backend on served sites, and the embedded backend on the same tasks: ms per step.
+const served = await serveSites();
+Object.assign(process.env, served.credentials);
+const webarenaConfig = parseConfig({
+  campaign: {
+    phase: { curriculum: false },
+    environment: {
+      backend: 'webarena',
+      webarena: {
+        sites: servedSiteSettings(served, (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: { http: { url: `${served.origins[site]}/__webrl/reset` } }, policy: { everyNEpisodes: 1 } } })),
+        tasks: { train: { path: 'unused.json' }, test: { path: 'unused.json' } },
+      },
+    },
+  },
+}).campaign.environment.webarena!;
+const exported = tasks.map(asWebArenaTask);
+async function oracleRun(environment: EpisodeEnvironment, urls: SiteUrls, pool: BrowserPool): Promise<{ solved: number; stepMs: number }> {
+  const started = performance.now();
+  const results = await Promise.all(exported.map((task) => pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment })));
+  const steps = results.reduce((n, r) => n + r.outcome.steps, 0);
+  for (const { outcome } of results.filter((r) => r.outcome.score !== 1)) console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
+  return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps) };
+}
+const comparePool = await BrowserPool.start({ size: 4 });
+const webarenaSites = new WebArenaSites(webarenaConfig, () => comparePool.openContext());
+const webarenaRun = await oracleRun(new WebArenaEnvironment(webarenaSites, exported), webarenaSites.urls, comparePool);
+const embeddedRun = await oracleRun(env, sites.urls, comparePool);
+const resetMsBySite: Record<string, number> = {};
+for (const site of webarenaSites.sites) {
+  for (let i = 0; i < 5; i++) await webarenaSites.reset(site);
+  const times = webarenaSites.resets.get(site.name)!.slice(-5);
+  resetMsBySite[site.name] = times.reduce((a, b) => a + b, 0) / times.length;
+}
+await comparePool.close();
+await served.stop();
+console.log(`webarena backend: ${webarenaRun.solved}/${exported.length} test tasks solved by the oracle`);
 
 // Reset cost, measured on one live browser context as the episode loop would use it.
 const browser = await chromium.launch({ executablePath: (await ensureChromium()).path, args: CHROMIUM_ARGS });
@@ -58,6 +104,10 @@ const c1 = await throughput(1, EPISODES);
 const c4 = await throughput(4, EPISODES * 2);
 await sites.stop();
 
+console.log(`BENCH env.webarena.oracle_success ${(webarenaRun.solved / exported.length).toFixed(3)} fraction`);
+console.log(`BENCH env.webarena.step_ms ${webarenaRun.stepMs.toFixed(1)} ms`);
+console.log(`BENCH env.embedded.step_ms ${embeddedRun.stepMs.toFixed(1)} ms`);
+for (const [site, ms] of Object.entries(resetMsBySite)) console.log(`BENCH env.reset_ms.${site} ${ms.toFixed(2)} ms`);
 console.log(`BENCH env.reset_ms ${resetMs.toFixed(2)} ms`);
 console.log(`BENCH env.oracle_episodes_per_s.c1 ${c1.toFixed(2)} episodes/s`);
 console.log(`BENCH env.oracle_episodes_per_s.c4 ${c4.toFixed(2)} episodes/s`);

@@ -78,6 +78,12 @@ export interface EpisodeTask {
 export interface EpisodeEnvironment {
   /** Gives the episode its own state (cookies, namespace) in a fresh context; returns the start URL. */
   prepareEpisode(context: BrowserContext, task: EpisodeTask): Promise<PreparedEpisode>;
+  /**
+   * Optional: waits until the task's sites may take one more episode (shared sites cap their
+   * episodes, and may be reset first), before the episode takes a browser slot and outside its step
+   * timeouts. Returns the release, called once the episode is over.
+   */
+  reserve?(task: EpisodeTask): Promise<() => void>;
 }
 
 export interface PreparedEpisode {

@@ -107,6 +107,12 @@ export class BrowserPool {
 
   /** Runs one episode in a fresh context once a slot is free; never throws. */
   async runEpisode(request: EpisodeRequest): Promise<EpisodeResult> {
+    let leave: (() => void) | undefined;
+    try {
+      leave = await request.environment.reserve?.(request.task);
+    } catch (error) {
+      return unstartedEpisode(request, error);
+    }
     const release = await this.slots.acquire();
     try {
       let context: BrowserContext;
@@ -120,7 +126,16 @@ export class BrowserPool {
       return result;
     } finally {
       release();
+      leave?.();
     }
+  }
+
+  /**
+   * A context outside the episode slots, for brief chores beside the episodes (signing in to a site);
+   * the caller closes it. It never waits for a slot, so an episode's preparation may use one.
+   */
+  async openContext(): Promise<BrowserContext> {
+    return this.newContext();
   }
 
   /**

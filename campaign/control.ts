@@ -7,6 +7,7 @@ import { WorkflowIdReusePolicy, type Client, type WorkflowHandle } from '@tempor
 import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/schema';
+import { assertWebArenaReady } from '../env/webarena/preflight';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
 import { phaseManifestKey, type PhaseManifestData } from './manifest';
@@ -72,6 +73,7 @@ export function initialCampaignInput(config: Config, frozen: { key: string; sha2
     paused: false,
     stopAfterPhase: false,
     taskQueues: config.temporal.taskQueues,
+    ...(config.campaign.environment.backend === 'webarena' ? { environmentChecks: true } : {}),
   };
 }
 
@@ -125,6 +127,8 @@ export async function startCampaign(
   config: Config,
   options: { from?: ForkPoint } = {},
 ): Promise<WorkflowHandle<typeof campaignWorkflow>> {
+  // A webarena campaign starts only when its tasks, sites and accounts are all in order.
+  await assertWebArenaReady(config, { store });
   const frozen = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
   const input = options.from ? await forkedCampaignInput(store, config, frozen, options.from) : initialCampaignInput(config, frozen);

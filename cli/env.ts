@@ -1,10 +1,13 @@
 /**
- * `webrl env serve`: runs the four embedded sites for a person to browse and prints their URLs.
+ * `webrl env serve`: runs the four embedded sites as standalone sites (one shared state each, a login
+ * page, `POST /__webrl/reset`) and prints their URLs and accounts.
  * `webrl env tasks`: lists (or writes) the generated train / test tasks.
+ * `webrl env export`: writes a split as a WebArena-format task file (placeholders, oracle plans kept).
  */
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { startEmbeddedSites } from '../env/embedded-sites';
+import { standaloneAccounts, startEmbeddedSites } from '../env/embedded-sites';
+import { credentialVariables } from '../env/login-forms';
 import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/site-urls';
 import { parseSitePorts } from './flags';
 import { cachedTasks, type Split } from '../env/tasks/generate';
@@ -25,6 +28,11 @@ export async function selectEmbeddedTasks(options: { split: string; site?: strin
   return tasks.filter((t) => !options.site || t.sites.includes(options.site as EmbeddedSiteName));
 }
 
+/** A task as WebArena's config files carry it: logged in, with the storage state file its auto-login names. */
+export function asWebArenaTask(task: WebArenaTask): WebArenaTask {
+  return { ...task, require_login: true, storage_state: `./.auth/${[...task.sites].sort().join('.')}_state.json`, require_reset: task.require_reset ?? false };
+}
+
 function subcommand(program: Command, name: string, description: string): Command {
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
@@ -34,21 +42,42 @@ export function registerEnvCommands(program: Command): void {
 
   env
     .command('serve')
-    .description('run the four embedded sites until interrupted and print their URLs')
+    .description('run the four embedded sites as standalone sites (login, shared state, POST /__webrl/reset) until interrupted')
     .option('--seed <n>', 'seed of the sites data', parseSeed, DEFAULT_SEED)
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--ports <pairs>', 'SITE=PORT pairs (default: the WebArena ports)', (value: string) => parseSitePorts(value, '--ports'))
     .option('--random-ports', 'let the system pick free ports')
     .action(async (options: { seed: number; host: string; ports?: Partial<Record<EmbeddedSiteName, number>>; randomPorts?: boolean }) => {
       const ports = options.randomPorts ? {} : { ...WEBARENA_PORTS, ...options.ports };
-      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports, portSetting: (site) => `--ports ${site}=PORT` });
-      console.log(`embedded sites (seed ${sites.seed}); stop with Ctrl-C`);
-      for (const name of EMBEDDED_SITE_NAMES) console.log(`  ${name.padEnd(15)} ${sites.urls[name]}`);
+      const { accounts, generated } = standaloneAccounts(process.env);
+      const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
+      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports, portSetting: (site) => `--ports ${site}=PORT`, standalone: { accounts, log } });
+      console.log(`embedded sites (seed ${sites.seed}), standalone; reset a site with POST <origin>/__webrl/reset; stop with Ctrl-C`);
+      for (const name of EMBEDDED_SITE_NAMES) {
+        const variables = credentialVariables(name);
+        // A generated password is printed so a person can sign in; one from the environment never is.
+        const password = generated.includes(name) ? `password ${accounts[name].password} (set ${variables.password} to choose it)` : `password from ${variables.password}`;
+        console.log(`  ${name.padEnd(15)} ${sites.urls[name]}  user ${accounts[name].username}  ${password}`);
+      }
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
       await sites.stop();
+    });
+
+  env
+    .command('export')
+    .description('write the embedded tasks of a split as a WebArena-format task file (site placeholders, oracle plans kept)')
+    .option('--split <split>', 'train or test', 'test')
+    .option('--site <site>', 'only tasks on this site')
+    .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
+    .option('--out <file>', 'where to write (default webarena-<split>.json)')
+    .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
+      const tasks = (await selectEmbeddedTasks(options)).map(asWebArenaTask);
+      const out = options.out ?? `webarena-${options.split}.json`;
+      await writeFile(out, JSON.stringify(tasks, null, 1));
+      console.log(`wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in WebArena's format to ${out}`);
     });
 
   env

@@ -2,6 +2,8 @@
  * `webrl tools ensure`, `webrl stack up|down|status|check`, `webrl config check`, `webrl worker`.
  */
 import type { Command } from 'commander';
+import { assertWebArenaReady } from '../env/webarena/preflight';
+import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { environmentS3Credentials, loadSettings, type Settings } from '../config/settings';
@@ -114,7 +116,16 @@ export function registerStackCommands(program: Command): void {
     .argument('[file]', 'campaign file (YAML or JSON)')
     .description('validate a campaign file with the environment and print the resolved settings')
     .action(async (file?: string) => {
-      const { config } = await loadSettings(file);
+      const { config, secrets } = await loadSettings(file);
+      const webarena = config.campaign.environment.webarena;
+      // Task files in the store need it; on disk they do not (the store may not be up yet).
+      const inStore = webarena && Object.values(webarena.tasks).some((source) => 'key' in source);
+      const store = inStore ? new ArtifactStore(config.s3, secrets.s3) : undefined;
+      try {
+        await assertWebArenaReady(config, store ? { store } : {});
+      } finally {
+        store?.destroy();
+      }
       say(JSON.stringify(config, null, 2));
     });
 

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigSchema, type Config } from './schema';
 import { SECRET_ENV } from './secrets';
+import { SITE_NAMES } from '../env/site-urls';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -28,6 +29,12 @@ export const ENV_OVERRIDES: Record<string, string[]> = {
   WEBRL_S3_PREFIX: ['s3', 'prefix'],
   AWS_REGION: ['s3', 'region'],
   WEBRL_DATA_DIR: ['stack', 'dataDir'],
+};
+
+/** WebArena's own variables for its sites' URLs (webarena backend only): variable -> config path. */
+export const WEBARENA_URL_OVERRIDES: Record<string, string[]> = {
+  ...Object.fromEntries(SITE_NAMES.map((site) => [site.toUpperCase(), ['campaign', 'environment', 'webarena', 'sites', site, 'url']])),
+  HOMEPAGE: ['campaign', 'environment', 'webarena', 'homepage'],
 };
 
 /** Field names that look like credentials: refused in files with a pointer to the right variable. */
@@ -118,6 +125,15 @@ export function parseConfig(
     if (value === undefined) continue;
     setPath(merged, path.split('.'), value);
     envSources.set(path, 'command line');
+  }
+  const environment = (merged.campaign as { environment?: { backend?: unknown } } | undefined)?.environment;
+  if (environment?.backend === 'webarena') {
+    for (const [variable, path] of Object.entries(WEBARENA_URL_OVERRIDES)) {
+      const value = env[variable];
+      if (value === undefined || value === '') continue;
+      setPath(merged, path, value);
+      envSources.set(path.join('.'), variable);
+    }
   }
   const result = ConfigSchema.safeParse(merged);
   if (!result.success) throw new ConfigError(source, describeIssues(result.error, envSources));

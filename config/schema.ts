@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
 import { defaultMinWaitMs } from '../browser/settle';
-import { WEBARENA_PORTS } from '../env/site-urls';
+import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
 
 const hostPort = z
   .string()
@@ -100,8 +100,65 @@ export const PhaseSettingsSchema = z.strictObject({
   replayCap: z.number().min(0).max(100).default(2),
 });
 
-/** The embedded web environment: four mini-WebArena sites started by each browser worker. */
+const siteUrl = z.url({ protocol: /^https?$/ });
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the name of an environment variable');
+const seconds = (max: number, fallback: number) => z.number().int().min(1).max(max).default(fallback);
+
+/** A task file in WebArena's format: a local path, or a key in the campaign's store. */
+const TaskSourceSchema = z.union([z.strictObject({ path: z.string().min(1) }), z.strictObject({ key: z.string().min(1) })]);
+
+/** What restores a site's seeded state: a command (run with /bin/sh) or an HTTP request. */
+export const ResetHookSchema = z.union([
+  z.strictObject({ command: z.string().min(1), timeoutSeconds: seconds(3600, 600) }),
+  z.strictObject({
+    http: z.strictObject({ url: siteUrl, method: z.enum(['POST', 'PUT', 'GET']).default('POST'), timeoutSeconds: seconds(3600, 120) }),
+  }),
+]);
+
+/** When a site is reset: before each evaluation, every N episodes on it, once at the start of each phase, or never. */
+export const ResetPolicySchema = z.union([
+  z.enum(['beforeEvaluation', 'oncePerPhase', 'never']),
+  z.strictObject({ everyNEpisodes: z.number().int().min(1).max(1_000_000) }),
+]);
+
+export const WebArenaSiteSchema = z.strictObject({
+  /** The site's URL (what its placeholder resolves to); else WebArena's variable (SHOPPING, REDDIT, ...). */
+  url: siteUrl.optional(),
+  /** The environment variables holding the account (default WEBRL_<SITE>_USERNAME / WEBRL_<SITE>_PASSWORD). */
+  login: z.strictObject({ usernameEnv: envName.optional(), passwordEnv: envName.optional() }).default({}),
+  reset: z.strictObject({ hook: ResetHookSchema, policy: ResetPolicySchema }).optional(),
+  /** Episodes on this site at once, per browser worker (a real site is shared state); default maxConcurrentEpisodesPerSite. */
+  maxConcurrentEpisodes: z.number().int().min(1).max(256).optional(),
+});
+export type WebArenaSiteSettings = z.infer<typeof WebArenaSiteSchema>;
+
+/** WebArena's (or WebArena-Lite's) sites, or the embedded ones served by `webrl env serve`. */
+export const WebArenaSchema = z.strictObject({
+  sites: z.strictObject(Object.fromEntries(SITE_NAMES.map((site) => [site, WebArenaSiteSchema.optional()])) as Record<SiteName, z.ZodOptional<typeof WebArenaSiteSchema>>).default({}),
+  /** WebArena's HOMEPAGE (health-checked when given; no task starts there). */
+  homepage: siteUrl.optional(),
+  tasks: z.strictObject({ train: TaskSourceSchema, test: TaskSourceSchema }),
+  /**
+   * Whose scoring rules the task files follow (docs/webarena.md): `webarena-lite` (WebArena-Lite's and
+   * the exported embedded tasks') or `webarena` (the original benchmark's; its fuzzy_match and ua_match
+   * ask `models.judge`, which must then be a chat endpoint).
+   */
+  harness: z.enum(['webarena-lite', 'webarena']).default('webarena-lite'),
+  maxConcurrentEpisodesPerSite: z.number().int().min(1).max(256).default(4),
+  /** A signed-in state is checked again (one HTTP request) by the first episode after this many seconds; 0 = every episode. */
+  sessionCheckSeconds: z.number().min(0).max(86_400).default(60),
+  /** Before each phase and when a shard's episodes fail: every site must answer, within this many tries. */
+  healthCheck: z
+    .strictObject({ attempts: z.number().int().min(1).max(100).default(3), intervalSeconds: z.number().min(0).max(600).default(5), timeoutSeconds: seconds(600, 15) })
+    .default({ attempts: 3, intervalSeconds: 5, timeoutSeconds: 15 }),
+});
+export type WebArenaConfig = z.infer<typeof WebArenaSchema>;
+
+/** The web environment: the embedded mini-WebArena sites started by each browser worker, or WebArena's sites. */
 export const EnvironmentSchema = z.strictObject({
+  /** `embedded` (four mini sites in each browser worker) or `webarena` (sites running elsewhere: `webarena` section). */
+  backend: z.enum(['embedded', 'webarena']).default('embedded'),
+  webarena: WebArenaSchema.optional(),
   /** Seed of the sites' data and of the task splits generated from it. */
   worldSeed: z.number().int().min(0).max(2 ** 31 - 1).default(2411),
   /** Evaluate on a seeded sample of this many test tasks; 0 = the whole test split. */
@@ -128,6 +185,13 @@ export const EnvironmentSchema = z.strictObject({
       minWaitMs: z.number().int().min(0).max(10_000).optional(),
     })
     .default({}),
+}).superRefine((environment, ctx) => {
+  if (environment.backend === 'webarena' && !environment.webarena) {
+    ctx.addIssue({ code: 'custom', path: ['webarena'], message: 'backend webarena needs the webarena section (sites, tasks)' });
+  }
+  if (environment.backend === 'embedded' && environment.webarena) {
+    ctx.addIssue({ code: 'custom', path: ['backend'], message: 'a webarena section is given but backend is embedded; set backend: webarena' });
+  }
 });
 
 /** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
@@ -365,6 +429,25 @@ export const ConfigSchema = z
     concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
     sites: SitesSchema.default(SitesSchema.parse({})),
     models: ModelsSchema.default(ModelsSchema.parse({})),
+  })
+  .superRefine((config, ctx) => {
+    // On WebArena's sites the curriculum's new tasks come from the chat generator: embedded evolution
+    // writes tasks for the embedded world only.
+    const { environment, phase } = config.campaign;
+    if (environment.webarena?.harness === 'webarena' && config.models.judge?.backend !== 'chat') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['models', 'judge'],
+        message: "the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)",
+      });
+    }
+    if (environment.backend === 'webarena' && phase.curriculum && config.models.taskGenerator.backend !== 'chat') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['campaign', 'phase', 'curriculum'],
+        message: 'the curriculum on WebArena sites needs models.taskGenerator.backend: chat (or curriculum: false for tasks from the train file)',
+      });
+    }
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
   // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).

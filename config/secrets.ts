@@ -62,8 +62,8 @@ export const SECRET_ENV = {
   llmApiKeyFallback: 'OPENAI_API_KEY',
   criticApiKey: 'WEBRL_CRITIC_API_KEY',
   /** The shop's admin account, for WebArena's REST evaluation helpers on a real Magento. */
-  shopAdminUsername: 'WEBRL_SHOP_ADMIN_USERNAME',
-  shopAdminPassword: 'WEBRL_SHOP_ADMIN_PASSWORD',
+  shopAdminUsername: 'WEBRL_SHOPPING_ADMIN_USERNAME',
+  shopAdminPassword: 'WEBRL_SHOPPING_ADMIN_PASSWORD',
 } as const;
 
 export class SecretsError extends Error {

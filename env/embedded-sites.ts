@@ -2,7 +2,9 @@
  * Starts and stops the four embedded sites, each on its own port, all in this process and all over
  * the same seeded world.
  */
-import { startSiteServer, type RunningSite, type SiteApp } from './http/site-server';
+import { randomBytes } from 'node:crypto';
+import { startSiteServer, type RunningSite, type SiteAccount, type SiteApp } from './http/site-server';
+import { credentialVariables } from './login-forms';
 import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteUrls } from './site-urls';
 import { createGitlabApp } from './sites/gitlab/app';
 import { createRedditApp } from './sites/reddit/app';
@@ -17,6 +19,36 @@ export interface EmbeddedSitesOptions {
   ports?: Partial<Record<EmbeddedSiteName, number>>;
   /** How the caller's user gives a site another port, for the message when its port is held. */
   portSetting?(site: EmbeddedSiteName): string;
+  /** Serve as standalone sites (shared state, login, reset) with these accounts (see `standaloneAccounts`). */
+  standalone?: { accounts: Record<EmbeddedSiteName, SiteAccount>; log?(line: string): void };
+}
+
+/** The user each embedded site shows as signed in: the accounts of WebArena's sites. */
+export const EMBEDDED_USERNAMES: Record<EmbeddedSiteName, string> = {
+  shopping: 'emma.lopez@gmail.com',
+  shopping_admin: 'admin',
+  reddit: 'MarvelsGrantMan136',
+  gitlab: 'byteblaze',
+};
+
+/**
+ * The standalone sites' accounts: from `WEBRL_<SITE>_USERNAME` / `WEBRL_<SITE>_PASSWORD` where set,
+ * else the site's user with a random password; `generated` names the sites whose password was made up.
+ */
+export function standaloneAccounts(env: NodeJS.ProcessEnv): { accounts: Record<EmbeddedSiteName, SiteAccount>; generated: EmbeddedSiteName[] } {
+  const generated: EmbeddedSiteName[] = [];
+  const accounts = Object.fromEntries(
+    EMBEDDED_SITE_NAMES.map((site) => {
+      const names = credentialVariables(site);
+      let password = env[names.password];
+      if (!password) {
+        password = randomBytes(9).toString('base64url');
+        generated.push(site);
+      }
+      return [site, { username: env[names.username] || EMBEDDED_USERNAMES[site], password }];
+    }),
+  ) as Record<EmbeddedSiteName, SiteAccount>;
+  return { accounts, generated };
 }
 
 export interface EmbeddedSites {
@@ -33,8 +65,9 @@ export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Pr
   const started: RunningSite[] = [];
   const start = async <S>(name: EmbeddedSiteName, app: SiteApp<S>) => {
     const listen = { host: options.host, port: options.ports?.[name] ?? 0 };
+    const standalone = options.standalone ? { account: options.standalone.accounts[name], ...(options.standalone.log ? { log: options.standalone.log } : {}) } : undefined;
     try {
-      started.push(await startSiteServer(app, listen));
+      started.push(await startSiteServer(app, { ...listen, ...(standalone ? { standalone } : {}) }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       const fix = options.portSetting ? ` (${options.portSetting(name)})` : '';

@@ -197,6 +197,10 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
 
     let trainingTasks: DatasetRef;
     let demos: Demonstrations | null = null;
+    const checksEnvironment = input.environmentChecks === true && patched('webarena-environment-checks');
+    if (checksEnvironment) {
+      await step('prepareEnvironment', 'site resets and health check', (o) => browser.prepareEnvironment.executeWithOptions(o, [{ ...scope, moment: 'phase' }]));
+    }
     if (phase === 0) {
       const collected = await step('collectDemonstrations', 'oracle demonstrations', (o) => browser.collectDemonstrations.executeWithOptions(o, [scope]));
       demos = collected;
@@ -277,6 +281,11 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     }
 
     const testTasks = await step('evaluationTasks', 'held-out test tasks', (o) => control.evaluationTasks.executeWithOptions(o, [scope]));
+    if (checksEnvironment) {
+      await step('prepareEnvironment', 'site resets and health check before evaluation', (o) =>
+        browser.prepareEnvironment.executeWithOptions(o, [{ ...scope, moment: 'evaluation' }]),
+      );
+    }
     const evalShards = await rollouts(testTasks, models!.actor, 'eval');
     const evaluation = await step('summarizeEvaluation', 'success on the test split', (o) =>
       control.summarizeEvaluation.executeWithOptions(o, [{ ...scope, shards: evalShards.map((s) => s.trajectories) }]),

@@ -92,6 +92,8 @@ export interface CampaignInput {
   history: PhaseSummary[];
   paused: boolean;
   stopAfterPhase: boolean;
+  /** The environment runs resets and health checks before each phase and its evaluation (the `webarena` backend). */
+  environmentChecks?: boolean;
 }
 
 export interface CampaignProgress {

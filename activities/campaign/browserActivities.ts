@@ -8,8 +8,8 @@ import { loadModelSecrets } from '../../config/secrets';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
-import { EmbeddedEnvironment, startUrlOf, toEpisodeTask } from '../../env/embedded';
-import type { Observation } from '../../browser/contract';
+import { startUrlOf, toEpisodeTask } from '../../env/embedded';
+import type { EpisodeEnvironment, Observation } from '../../browser/contract';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import { Rng } from '../../env/random';
 import type { WebArenaTask } from '../../env/tasks/schema';
@@ -28,8 +28,10 @@ import type { Config } from '../../config/schema';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 import { mostPromisingTasks } from './mostPromisingTasks';
+import { withOraclePlans } from '../../env/webarena/preflight';
+import { campaignEnvironment, prepareWebArena } from './environments';
 
-type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic'>;
+type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic' | 'prepareEnvironment'>;
 
 /**
  * A plausible failure for the ORM and critic to learn from: the oracle plan cut halfway, ending with
@@ -44,7 +46,7 @@ function truncatedPlan(task: WebArenaTask, other: WebArenaTask | undefined): Ora
 }
 
 /** The start page as the actor would first see it: an episode whose policy looks once and exits. */
-async function observeStartPage(runtime: BrowserRuntime, environment: EmbeddedEnvironment, task: PolicyTask, config: Config): Promise<Observation> {
+async function observeStartPage(runtime: BrowserRuntime, environment: EpisodeEnvironment, task: PolicyTask, config: Config): Promise<Observation> {
   let seen: Observation | undefined;
   const observer: Policy = {
     name: 'start-page-observer',
@@ -67,10 +69,16 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
   const { ctx, runtime, models } = deps;
 
   return {
+    async prepareEnvironment(input) {
+      const config = await ctx.config(input);
+      return prepareWebArena(runtime, config, input.moment);
+    },
+
     async collectDemonstrations(scope) {
       return ctx.once(ctx.key(scope, 'demonstrations', 'datasets'), async () => {
         const config = await ctx.config(scope);
-        const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+        // Demonstrations need oracle plans: on WebArena's task files only the tasks that carry one.
+        const train = withOraclePlans(await ctx.tasks(config, 'train'));
         const tasks = demonstrationTasks(train, config.campaign.environment.demonstrationTasks, scope.seed);
         const oracle = await runTasks({
           ctx, runtime, config, tasks,
@@ -136,17 +144,16 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const secrets = loadModelSecrets();
         const signal = Context.current().cancellationSignal;
         const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));
-        const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
-        const environment = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: candidates });
+        const { environment, siteUrls } = await campaignEnvironment(runtime, config, candidates);
         // Tasks share start pages: observe each distinct start URL once, in a fresh episode state.
         const observations = new Map<string, Observation>();
         for (const task of candidates) {
-          const url = startUrlOf(task, sites.urls);
+          const url = startUrlOf(task, siteUrls);
           if (observations.has(url)) continue;
-          observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, sites.urls), config));
+          observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, siteUrls), config));
           Context.current().heartbeat({ startPages: observations.size });
         }
-        const states = candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, sites.urls))! }));
+        const states = candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, siteUrls))! }));
         const values: (CriticValues | null)[] = [];
         const criticFailures: BackendFailure[] = [];
         if (config.models.critic.backend === 'embedded') {

@@ -6,10 +6,13 @@
 import { BrowserPool } from '../../browser/pool';
 import type { Config } from '../../config/schema';
 import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { WebArenaSites } from '../../env/webarena/environment';
 
 export class BrowserRuntime {
   private sites?: Promise<EmbeddedSites>;
   private worldSeed?: number;
+  /** The WebArena sites of each `webarena` configuration this worker ran (sessions, caps, counters). */
+  private readonly webarena = new Map<string, WebArenaSites>();
 
   private constructor(
     readonly pool: BrowserPool,
@@ -45,6 +48,19 @@ export class BrowserRuntime {
       this.sites = starting;
     }
     return this.sites;
+  }
+
+  /** The sites of a `webarena` campaign config, one set (sessions, episode caps) per configuration per worker. */
+  webArenaSites(config: Config): WebArenaSites {
+    const settings = config.campaign.environment.webarena;
+    if (!settings) throw new Error('the campaign environment is not webarena');
+    const key = JSON.stringify(settings);
+    let sites = this.webarena.get(key);
+    if (!sites) {
+      sites = new WebArenaSites(settings, () => this.pool.openContext());
+      this.webarena.set(key, sites);
+    }
+    return sites;
   }
 
   async close(): Promise<void> {

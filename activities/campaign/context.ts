@@ -14,6 +14,7 @@ import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/schema';
 import { generateSplits, type Split } from '../../env/tasks/generate';
 import type { WebArenaTask } from '../../env/tasks/schema';
+import { loadTaskSource } from '../../env/webarena/preflight';
 import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
@@ -21,6 +22,7 @@ import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 export class CampaignContext {
   private readonly configs = new Map<string, Promise<Config>>();
   private readonly splits = new Map<number, Record<Split, WebArenaTask[]>>();
+  private readonly taskFiles = new Map<string, Promise<WebArenaTask[]>>();
 
   constructor(
     readonly store: ArtifactStore,
@@ -55,6 +57,14 @@ export class CampaignContext {
       this.splits.set(worldSeed, splits);
     }
     return splits[split];
+  }
+
+  /** A split of the campaign's environment: the embedded splits, or the `webarena` backend's task files. */
+  async tasks(config: Config, split: Split): Promise<WebArenaTask[]> {
+    const { backend, webarena, worldSeed } = config.campaign.environment;
+    if (backend !== 'webarena' || !webarena) return this.split(worldSeed, split);
+    const source = webarena.tasks[split];
+    return cachedUnlessFailed(this.taskFiles, JSON.stringify(source), () => loadTaskSource(source, this.store));
   }
 
   /**

@@ -24,6 +24,11 @@ export interface ServedModels {
 }
 
 export interface CampaignActivities {
+  /**
+   * `webarena` backend, before a phase (`phase`) and before its evaluation (`evaluation`): the site
+   * resets due then, and a health check of every site (one that stays down fails for good, named).
+   */
+  prepareEnvironment(input: PhaseScope & { moment: 'phase' | 'evaluation' }): Promise<{ reset: string[]; checked: string[] }>;
   /** After a phase trains the remote-served actor: serve it under the phase's name (models.serving). */
   deployModels(input: PhaseScope & { actor: string }): Promise<{ served: ServedModels | null }>;
   /** Phase 0: oracle episodes on the train split (SFT data) and labelled episodes for the ORM. */

@@ -3,7 +3,7 @@
  * phase (the self-evolving curriculum, or the train split for the ablation), the held-out test set,
  * the evaluation summary, and the phase manifest, written last.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { loadModelSecrets } from '../../config/secrets';
 import { Rng } from '../../env/random';
 import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
@@ -90,13 +90,15 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
       return ctx.once(key, async () => {
         const config = await ctx.config(input);
         const { worldSeed } = config.campaign.environment;
-        const train = ctx.split(worldSeed, 'train');
+        // On WebArena's sites, new tasks come from the chat generator only; top-ups from the train file.
+        const embeddedWorld = config.campaign.environment.backend === 'embedded';
+        const train = await ctx.tasks(config, 'train');
         let tasks: WebArenaTask[];
         if (!input.curriculum || !input.failedTasks) {
           tasks = new Rng(input.seed).fork(`train-sample-${input.phase}`).sample(train, input.count);
         } else {
           // Everything asked before must not be asked again: both splits and every earlier phase's tasks.
-          const known = new Set([...train, ...ctx.split(worldSeed, 'test')].map((t) => t.intent));
+          const known = new Set([...train, ...(await ctx.tasks(config, 'test'))].map((t) => t.intent));
           const askedBefore = new Set<string>();
           for (let phase = 1; phase < input.phase; phase++) {
             // A phase taken over from another campaign (a fork) has its tasks under that campaign.
@@ -116,7 +118,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
             const generated = await generateWithChat(generator, { failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
             tasks = generated.tasks;
             let filled = 0;
-            if (generator.fillWithEmbedded && tasks.length < input.count) {
+            if (generator.fillWithEmbedded && embeddedWorld && tasks.length < input.count) {
               for (const task of tasks) known.add(task.intent);
               const more = evolveTasks({
                 failed,
@@ -138,6 +140,9 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
               failures: generated.failures,
             });
           } else {
+            if (!embeddedWorld) {
+              throw ApplicationFailure.nonRetryable('the curriculum on WebArena sites needs models.taskGenerator.backend: chat (embedded evolution writes tasks for the embedded sites only)', 'ConfigError');
+            }
             tasks = evolveTasks({
               failed,
               knownIntents: known,
@@ -164,8 +169,8 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
     async evaluationTasks(scope) {
       return ctx.once(ctx.key(scope, 'tasks', 'test'), async () => {
         const config = await ctx.config(scope);
-        const { worldSeed, testTasks } = config.campaign.environment;
-        const test = ctx.split(worldSeed, 'test');
+        const { testTasks } = config.campaign.environment;
+        const test = await ctx.tasks(config, 'test');
         // The same sample every phase, so phases are compared on the same tasks.
         const tasks = testTasks > 0 && testTasks < test.length ? new Rng(scope.seed).fork('test-sample').sample(test, testTasks) : test;
         const ref = await ctx.writeDataset(ctx.key(scope, 'tasks', 'test.jsonl'), tasks);

@@ -10,7 +10,7 @@ import type { EpisodeOptions } from '../../browser/episode';
 import { executorOptionsFor } from '../../browser/executor';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import type { EpisodeEnvironment } from '../../browser/contract';
-import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
+import { toEpisodeTask } from '../../env/embedded';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import type { EpisodeRound } from '../../models/orm';
 import { recordingPolicy } from '../../models/recordingPolicy';
@@ -18,6 +18,7 @@ import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
 import { withHeartbeats, type CampaignContext } from './context';
 import type { Config } from '../../config/schema';
+import { campaignEnvironment, siteUnavailableFailure } from './environments';
 
 export interface TrajectoryRecord {
   taskId: string;
@@ -98,7 +99,7 @@ function withUnscoredTasks(inner: EpisodeEnvironment, tasks: readonly WebArenaTa
   const unscored = new Set(tasks.filter((task) => !(task as Partial<WebArenaTask>).eval).map((task) => String(task.task_id)));
   if (unscored.size === 0) return inner;
   return {
-    ...inner,
+    ...(inner.reserve ? { reserve: (task: Parameters<NonNullable<EpisodeEnvironment['reserve']>>[0]) => inner.reserve!(task) } : {}),
     prepareEpisode: async (context, task) => {
       const prepared = await inner.prepareEpisode(context, task);
       return unscored.has(String(task.task_id)) ? { ...prepared, evaluate: async () => 0 } : prepared;
@@ -109,8 +110,8 @@ function withUnscoredTasks(inner: EpisodeEnvironment, tasks: readonly WebArenaTa
 /** Runs every task (resuming from stored trajectories) and returns their index rows in task order. */
 export async function runTasks(request: RunTasksRequest): Promise<TrajectoryIndexRow[]> {
   const { ctx, runtime, config, tasks, prefix } = request;
-  const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
-  const environment = withUnscoredTasks(new EmbeddedEnvironment({ siteUrls: sites.urls, tasks: tasks.map(withEvalShape) }), tasks);
+  const chosen = await campaignEnvironment(runtime, config, tasks.map(withEvalShape));
+  const environment = withUnscoredTasks(chosen.environment, tasks);
   const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`, `${prefix}actions/`);
   let done = 0;
   const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
@@ -127,7 +128,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
     }
     for (let attempt = 1; ; attempt++) {
       const recorder = recordingPolicy(request.policyFor(task));
-      const policyTask: PolicyTask = toEpisodeTask(task, sites.urls);
+      const policyTask: PolicyTask = toEpisodeTask(task, chosen.siteUrls);
       const { outcome } = await runtime.pool.runEpisode({
         task: policyTask,
         policy: recorder.policy,
@@ -143,6 +144,9 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
       if (outcome.infraFailure) {
         Context.current().log.warn('episode hit an infrastructure failure', { taskId, attempt, reason: outcome.reason, detail: outcome.detail });
         if (attempt >= INFRA_ATTEMPTS) {
+          // On WebArena's sites, a site that stays down is named and the phase waits for an operator.
+          const down = await chosen.webarena?.unavailable(task.sites);
+          if (down?.length) throw siteUnavailableFailure(`task ${taskId}: ${down.map((site) => site.message).join('; ')}`);
           throw new InfrastructureFailure(`task ${taskId}: ${outcome.reason} after ${attempt} attempts: ${outcome.detail ?? ''}`);
         }
         continue;

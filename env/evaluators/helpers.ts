@@ -5,7 +5,7 @@
  * reddit and GitLab helpers read URLs and DOM conventions the embedded sites reproduce, and the shop
  * helpers ask the shop's REST API (an admin token first, as WebArena does), which the embedded shop
  * serves too. The admin account comes from the evaluator's options or the environment
- * (WEBRL_SHOP_ADMIN_USERNAME / WEBRL_SHOP_ADMIN_PASSWORD), never from a task file, and is never logged.
+ * (WEBRL_SHOPPING_ADMIN_USERNAME / WEBRL_SHOPPING_ADMIN_PASSWORD), never from a task file, and is never logged.
  */
 import type { Page } from 'playwright-core';
 import { loadShopAdminAccount, SECRET_ENV, type ShopAdminAccount } from '../../config/secrets';

@@ -1,12 +1,19 @@
 /**
- * Serves one embedded site on its own port: finds the episode state named by the request's cookie,
- * routes the request, and exposes the episode control endpoints the environment uses
- * (`PUT /__webrl/episodes/:id` creates a fresh state, `DELETE` drops it; in-process callers may use
- * `localEpisodeControl` instead).
+ * Serves one embedded site on its own port, in one of two deployments:
+ * - `episodes` (the campaigns' in-process default): finds the episode state named by the request's
+ *   cookie, routes the request, and exposes the episode control endpoints the environment uses
+ *   (`PUT /__webrl/episodes/:id` creates a fresh state, `DELETE` drops it; in-process callers may use
+ *   `localEpisodeControl` instead);
+ * - `standalone` (`webrl env serve`, what the `webarena` backend talks to): one shared state like a
+ *   real deployment, a login page (the form WebArena's auto-login fills) that every page redirects to
+ *   without a session, and `POST /__webrl/reset`, which restores the seeded state and ends every session.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EmbeddedSiteName } from '../site-urls';
+import { LOGIN_FORMS, renderLoginPage } from '../login-forms';
+import { changedRows } from '../state/cow-table';
 import { EpisodeStore, episodeIdFromCookie } from '../state/episodes';
 import { Html, html } from '../html';
 import { HttpError, page, type Reply, type Router } from './router';
@@ -34,6 +41,45 @@ export interface RunningSite {
 }
 
 const MAX_BODY_BYTES = 1 << 20;
+
+/** The one account of a standalone site (the user its pages show). */
+export interface SiteAccount {
+  username: string;
+  password: string;
+}
+
+export interface StandaloneOptions {
+  account: SiteAccount;
+  /** One line per login, failed login and reset (never a password or a session id). */
+  log?(line: string): void;
+}
+
+/** The session cookie of a standalone site: one name per site, since cookies do not tell ports apart. */
+export function sessionCookieName(site: EmbeddedSiteName): string {
+  return `webrl_session_${site}`;
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(rest.join('='));
+  }
+  return undefined;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** What a standalone site adds: shared state, sessions, the login page, reset; undefined in episodes mode. */
+interface Standalone {
+  state: unknown;
+  sessions: Set<string>;
+  logins: number;
+  failedLogins: number;
+  resets: number;
+}
 
 /** Episode control of a site served by this process. */
 export interface EpisodeControl {
@@ -66,15 +112,75 @@ function send(res: ServerResponse, reply: Reply): void {
 
 export async function startSiteServer<S>(
   app: SiteApp<S>,
-  options: { host?: string; port?: number } = {},
+  options: { host?: string; port?: number; standalone?: StandaloneOptions } = {},
 ): Promise<RunningSite> {
   const store = new EpisodeStore(app.freshState);
   const episodeControl = /^\/__webrl\/episodes\/([A-Za-z0-9_-]{1,100})$/;
+  const form = LOGIN_FORMS[app.name];
+  const shared: Standalone | undefined = options.standalone
+    ? { state: app.freshState(), sessions: new Set(), logins: 0, failedLogins: 0, resets: 0 }
+    : undefined;
+  const loginPath = `${app.basePath}${form ? form.path : '/login'}`.replace(/\/+$/, '') || '/';
+  const cookie = sessionCookieName(app.name);
+  const log = options.standalone?.log ?? (() => {});
+
+  /** The standalone site's own routes: health, reset, login; undefined when the request is for the app. */
+  async function standaloneRoute(req: IncomingMessage, url: URL, site: Standalone): Promise<Reply | undefined> {
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (path === '/__webrl/health') {
+      const body = { site: app.name, mode: 'standalone', logins: site.logins, failedLogins: site.failedLogins, resets: site.resets, changedRows: changedRows(site.state) };
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    }
+    if (path === '/__webrl/reset') {
+      if (req.method !== 'POST') return { status: 405, headers: { allow: 'POST' }, body: '' };
+      const dropped = changedRows(site.state);
+      site.state = app.freshState();
+      site.sessions.clear();
+      site.resets++;
+      log(`reset ${app.name}: seeded state restored (${dropped} changed rows dropped), sessions ended`);
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ site: app.name, droppedRows: dropped }) };
+    }
+    const session = cookieValue(req.headers.cookie, cookie);
+    const signedIn = Boolean(session && site.sessions.has(session));
+    if (path === loginPath && !(signedIn && req.method !== 'POST')) {
+      const next = url.searchParams.get('next') ?? `${app.basePath}/`;
+      const title = `${app.name} sign in`;
+      if (req.method === 'POST') {
+        const fields = new URLSearchParams(await readBody(req));
+        const account = options.standalone!.account;
+        const target = fields.get('next') || `${app.basePath}/`;
+        if (sameSecret(fields.get('username') ?? '', account.username) && sameSecret(fields.get('password') ?? '', account.password)) {
+          const session = randomBytes(18).toString('base64url');
+          site.sessions.add(session);
+          site.logins++;
+          log(`login ${app.name}: ${account.username} signed in`);
+          // Only a path on this site: an open redirect would take the browser elsewhere.
+          const location = target.startsWith('/') && !target.startsWith('//') ? target : `${app.basePath}/`;
+          return { status: 303, headers: { location, 'set-cookie': `${cookie}=${session}; Path=/; HttpOnly; SameSite=Lax` }, body: '' };
+        }
+        site.failedLogins++;
+        log(`login ${app.name}: failed sign-in attempt`);
+        return page(renderLoginPage(title, form!, url.pathname, target, 'The account sign-in was incorrect. Please try again.'), 401);
+      }
+      return page(renderLoginPage(title, form!, url.pathname, next));
+    }
+    if (path === loginPath && form?.path) return { status: 303, headers: { location: url.searchParams.get('next') ?? `${app.basePath}/` }, body: '' };
+    // API paths answer for themselves (tokens, as on the real sites); everything else needs a session.
+    const api = /^\/(rest|api)\//.test(path.slice(app.basePath.length));
+    if (form && !signedIn && !api && !path.startsWith('/__webrl/')) {
+      return { status: 302, headers: { location: `${loginPath}?next=${encodeURIComponent(url.pathname + url.search)}` }, body: '' };
+    }
+    return undefined;
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://embedded');
+    if (shared) {
+      const own = await standaloneRoute(req, url, shared);
+      if (own) return send(res, own);
+    }
     const control = episodeControl.exec(url.pathname);
-    if (control) {
+    if (control && !shared) {
       const id = control[1] as string;
       if (req.method === 'PUT') store.create(id);
       else if (req.method === 'DELETE') store.drop(id);
@@ -84,8 +190,8 @@ export async function startSiteServer<S>(
     if (url.pathname === '/__webrl/health') {
       return send(res, { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ site: app.name, episodes: store.size }) });
     }
-    const episodeId = episodeIdFromCookie(req.headers.cookie);
-    const state = episodeId === undefined ? store.publicState : store.get(episodeId);
+    const episodeId = shared ? undefined : episodeIdFromCookie(req.headers.cookie);
+    const state = shared ? (shared.state as S) : episodeId === undefined ? store.publicState : store.get(episodeId);
     if (state === undefined) {
       return send(res, page(html`<h1>Episode expired</h1><p>This browser's episode (${episodeId}) is no longer served.</p>`, 410));
     }
@@ -118,7 +224,7 @@ export async function startSiteServer<S>(
   });
   const port = (server.address() as AddressInfo).port;
   const origin = `http://${host}:${port}`;
-  localSites.set(origin, { create: (id) => store.create(id), drop: (id) => void store.drop(id) });
+  if (!shared) localSites.set(origin, { create: (id) => store.create(id), drop: (id) => void store.drop(id) });
   return {
     name: app.name,
     url: origin + app.basePath,

@@ -44,6 +44,11 @@ export class CowTable<K, V> {
     return next;
   }
 
+  /** How many rows this overlay changed, added or deleted. */
+  get changedCount(): number {
+    return this.changes.size;
+  }
+
   /** Reserves the next numeric id for a new row. */
   allocateId(): number {
     return this.nextKey++;
@@ -85,4 +90,12 @@ export function indexBy<K, V>(rows: readonly V[], key: (row: V) => K): ReadonlyM
 /** One more than the largest id, for `CowTable`'s first new id. */
 export function nextIdAfter(rows: readonly { id: number }[]): number {
   return rows.reduce((max, row) => Math.max(max, row.id), 0) + 1;
+}
+
+/** Rows an episode or a standalone site changed, over every copy-on-write table of a state object. */
+export function changedRows(state: unknown): number {
+  if (!state || typeof state !== 'object') return 0;
+  let rows = 0;
+  for (const value of Object.values(state)) if (value instanceof CowTable) rows += value.changedCount;
+  return rows;
 }

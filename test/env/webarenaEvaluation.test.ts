@@ -364,20 +364,20 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     const page = await episodePage();
     await page.goto(`${sites.urls.shopping}/`);
     const check = (options: Partial<EvaluatorOptions>) => evaluator(html('func:shopping_get_latest_order_url()', '', { must_include: ['no such words on the page'] }), options);
-    const saved = [process.env.WEBRL_SHOP_ADMIN_USERNAME, process.env.WEBRL_SHOP_ADMIN_PASSWORD];
-    delete process.env.WEBRL_SHOP_ADMIN_USERNAME;
-    delete process.env.WEBRL_SHOP_ADMIN_PASSWORD;
+    const saved = [process.env.WEBRL_SHOPPING_ADMIN_USERNAME, process.env.WEBRL_SHOPPING_ADMIN_PASSWORD];
+    delete process.env.WEBRL_SHOPPING_ADMIN_USERNAME;
+    delete process.env.WEBRL_SHOPPING_ADMIN_PASSWORD;
     try {
       const noAccount = buildEvaluator(parseTasks([{ sites: ['shopping'], task_id: 900, start_url: '__SHOPPING__', intent: 'x', eval: html('func:shopping_get_latest_order_url()', '', { must_include: ['x'] }) }])[0]!, { siteUrls: sites.urls, judge, harness: 'webarena' });
-      await assert.rejects(noAccount.evaluate(page, null), /set WEBRL_SHOP_ADMIN_USERNAME and WEBRL_SHOP_ADMIN_PASSWORD/);
-      process.env.WEBRL_SHOP_ADMIN_USERNAME = 'admin';
-      process.env.WEBRL_SHOP_ADMIN_PASSWORD = 'wrong-secret-pw';
+      await assert.rejects(noAccount.evaluate(page, null), /set WEBRL_SHOPPING_ADMIN_USERNAME and WEBRL_SHOPPING_ADMIN_PASSWORD/);
+      process.env.WEBRL_SHOPPING_ADMIN_USERNAME = 'admin';
+      process.env.WEBRL_SHOPPING_ADMIN_PASSWORD = 'wrong-secret-pw';
       await assert.rejects(noAccount.evaluate(page, null), (error: Error) => /answered HTTP 401/.test(error.message) && !error.message.includes('wrong-secret-pw'));
     } finally {
-      if (saved[0] === undefined) delete process.env.WEBRL_SHOP_ADMIN_USERNAME;
-      else process.env.WEBRL_SHOP_ADMIN_USERNAME = saved[0];
-      if (saved[1] === undefined) delete process.env.WEBRL_SHOP_ADMIN_PASSWORD;
-      else process.env.WEBRL_SHOP_ADMIN_PASSWORD = saved[1];
+      if (saved[0] === undefined) delete process.env.WEBRL_SHOPPING_ADMIN_USERNAME;
+      else process.env.WEBRL_SHOPPING_ADMIN_USERNAME = saved[0];
+      if (saved[1] === undefined) delete process.env.WEBRL_SHOPPING_ADMIN_PASSWORD;
+      else process.env.WEBRL_SHOPPING_ADMIN_PASSWORD = saved[1];
     }
     assert.equal(await check({}).evaluate(page, null), 0, 'with the account it runs (and the page lacks the words)');
     assert.match(page.url(), /\/sales\/order\/view\/order_id\/\d+\/$/);

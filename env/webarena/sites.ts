@@ -1,0 +1,124 @@
+/**
+ * The sites of a `webarena` campaign as a worker uses them: each configured site's URL, account
+ * variables, reset hook and policy, and episode cap; the health check; and the reset hooks.
+ */
+import { spawn } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { WebArenaConfig, WebArenaSiteSettings } from '../../config/schema';
+import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../login-forms';
+import { SITE_NAMES, type SiteName, type SiteUrls } from '../site-urls';
+
+export interface WebArenaSite {
+  name: SiteName;
+  url: string;
+  /** The sign-in form, for sites that have accounts. */
+  form?: LoginForm;
+  /** Names of the variables holding the account. */
+  credentials: { username: string; password: string };
+  reset?: NonNullable<WebArenaSiteSettings['reset']>;
+  maxConcurrentEpisodes: number;
+}
+
+/** A site that does not answer: named in every message, so the operator knows which one to bring back. */
+export class SiteUnavailable extends Error {
+  override name = 'SiteUnavailable';
+  constructor(
+    readonly site: string,
+    readonly url: string,
+    readonly detail: string,
+  ) {
+    super(`site ${site} at ${url} is unreachable: ${detail}`);
+  }
+}
+
+/** The configured sites that have a URL (the config resolved WebArena's variables already). */
+export function webArenaSites(config: WebArenaConfig): WebArenaSite[] {
+  return SITE_NAMES.flatMap((name) => {
+    const settings = config.sites[name];
+    if (!settings?.url) return [];
+    const defaults = credentialVariables(name);
+    const form = LOGIN_FORMS[name];
+    return [
+      {
+        name,
+        url: settings.url.replace(/\/+$/, ''),
+        ...(form ? { form } : {}),
+        credentials: { username: settings.login.usernameEnv ?? defaults.username, password: settings.login.passwordEnv ?? defaults.password },
+        ...(settings.reset ? { reset: settings.reset } : {}),
+        maxConcurrentEpisodes: settings.maxConcurrentEpisodes ?? config.maxConcurrentEpisodesPerSite,
+      },
+    ];
+  });
+}
+
+export function siteUrlsOf(sites: readonly WebArenaSite[]): SiteUrls {
+  return Object.fromEntries(sites.map((site) => [site.name, site.url]));
+}
+
+/** One request to the site: any answer below 500 means it is up (a redirect to its login page included). */
+export async function probeSite(url: string, timeoutSeconds: number): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(timeoutSeconds * 1000) });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(cause?.code ?? cause?.message ?? (error as Error).message);
+  }
+  await response.body?.cancel();
+  if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
+}
+
+/** Checks every site, each up to `attempts` times; resolves with the ones that stayed down. */
+export async function unavailableSites(
+  sites: readonly { name: string; url: string }[],
+  check: WebArenaConfig['healthCheck'],
+): Promise<SiteUnavailable[]> {
+  const results = await Promise.all(
+    sites.map(async (site) => {
+      let detail = '';
+      for (let attempt = 1; attempt <= check.attempts; attempt++) {
+        try {
+          await probeSite(site.url, check.timeoutSeconds);
+          return undefined;
+        } catch (error) {
+          detail = `${(error as Error).message} (${attempt} ${attempt === 1 ? 'try' : 'tries'})`;
+          if (attempt < check.attempts) await delay(check.intervalSeconds * 1000);
+        }
+      }
+      return new SiteUnavailable(site.name, site.url, detail);
+    }),
+  );
+  return results.filter((r): r is SiteUnavailable => r !== undefined);
+}
+
+const OUTPUT_TAIL = 2000;
+
+/** Runs a site's reset hook; throws naming the site when it fails. Returns how long it took. */
+export async function runResetHook(site: WebArenaSite): Promise<number> {
+  const hook = site.reset?.hook;
+  if (!hook) return 0;
+  const started = performance.now();
+  if ('command' in hook) {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('/bin/sh', ['-c', hook.command], { stdio: ['ignore', 'pipe', 'pipe'], timeout: hook.timeoutSeconds * 1000 });
+      let output = '';
+      const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_TAIL));
+      child.stdout.on('data', keep);
+      child.stderr.on('data', keep);
+      child.once('error', (error) => reject(new Error(`reset of site ${site.name}: ${error.message}`)));
+      child.once('close', (code, signal) =>
+        code === 0 ? resolve() : reject(new Error(`reset of site ${site.name}: the command exited with ${code ?? signal}: ${output.trim()}`)),
+      );
+    });
+  } else {
+    let response: Response;
+    try {
+      response = await fetch(hook.http.url, { method: hook.http.method, signal: AbortSignal.timeout(hook.http.timeoutSeconds * 1000) });
+    } catch (error) {
+      throw new Error(`reset of site ${site.name}: ${hook.http.method} ${hook.http.url}: ${(error as Error).message}`);
+    }
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`reset of site ${site.name}: ${hook.http.method} ${hook.http.url}: HTTP ${response.status}`);
+  }
+  return performance.now() - started;
+}

@@ -1,0 +1,60 @@
+/**
+ * The embedded sites as a separate deployment, the way the `webarena` backend meets real sites:
+ * `webrl env serve --random-ports` in its own process with accounts from the environment, its URLs
+ * read from what it prints, and each site's server-side counters (`/__webrl/health`).
+ */
+import { randomBytes } from 'node:crypto';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../../env/site-urls';
+import { credentialVariables } from '../../env/login-forms';
+import { EMBEDDED_USERNAMES } from '../../env/embedded-sites';
+import { startWebrl, type RunningWebrl } from './cli';
+
+export interface ServedSites {
+  urls: Record<EmbeddedSiteName, string>;
+  origins: Record<EmbeddedSiteName, string>;
+  /** The accounts' variables and values, for the worker's environment. */
+  credentials: Record<string, string>;
+  passwords: string[];
+  process: RunningWebrl;
+  health(site: EmbeddedSiteName): Promise<{ logins: number; resets: number; changedRows: number }>;
+  stop(): Promise<void>;
+}
+
+export async function serveSites(): Promise<ServedSites> {
+  const credentials: Record<string, string> = {};
+  for (const site of EMBEDDED_SITE_NAMES) {
+    const variables = credentialVariables(site);
+    credentials[variables.username] = EMBEDDED_USERNAMES[site];
+    credentials[variables.password] = `pw-${site}-${randomBytes(6).toString('hex')}`;
+  }
+  const served = startWebrl(['env', 'serve', '--random-ports'], { env: { ...process.env, ...credentials } });
+  await served.waitFor(/gitlab\s+http:\/\/\S+/, 60_000);
+  const urls = {} as Record<EmbeddedSiteName, string>;
+  const origins = {} as Record<EmbeddedSiteName, string>;
+  for (const site of EMBEDDED_SITE_NAMES) {
+    const url = new RegExp(`^\\s+${site}\\s+(http://\\S+)`, 'm').exec(served.output())?.[1];
+    if (!url) throw new Error(`env serve printed no URL for ${site}:\n${served.output()}`);
+    urls[site] = url;
+    origins[site] = new URL(url).origin;
+  }
+  return {
+    urls,
+    origins,
+    credentials,
+    passwords: EMBEDDED_SITE_NAMES.map((site) => credentials[credentialVariables(site).password]!),
+    process: served,
+    async health(site) {
+      const response = await fetch(`${origins[site]}/__webrl/health`);
+      return (await response.json()) as { logins: number; resets: number; changedRows: number };
+    },
+    async stop() {
+      served.signal('SIGTERM');
+      await served.exited;
+    },
+  };
+}
+
+/** The `campaign.environment.webarena.sites` entries for served sites (URLs; resets and caps added by the caller). */
+export function servedSiteSettings(served: ServedSites, extra: (site: EmbeddedSiteName) => Record<string, unknown> = () => ({})): Record<string, unknown> {
+  return Object.fromEntries(EMBEDDED_SITE_NAMES.map((site) => [site, { url: served.urls[site], ...extra(site) }]));
+}
