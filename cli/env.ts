@@ -20,6 +20,15 @@ export function parseSeed(value: string): number {
   return seed;
 }
 
+/** The flags that pick a split's tasks (`--split`, `--site`, `--seed`) and the file they go to. */
+function taskSelection(command: Command, out: string): Command {
+  return command
+    .option('--split <split>', 'train or test', 'test')
+    .option('--site <site>', 'only tasks on this site')
+    .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
+    .option('--out <file>', out);
+}
+
 /** The generated tasks of one split (optionally of one site), with the flags checked. */
 export async function selectEmbeddedTasks(options: { split: string; site?: string; seed: number }): Promise<WebArenaTask[]> {
   if (options.split !== 'train' && options.split !== 'test') throw new Error(`--split must be train or test, got ${options.split}`);
@@ -66,13 +75,8 @@ export function registerEnvCommands(program: Command): void {
       await sites.stop();
     });
 
-  env
-    .command('export')
+  taskSelection(env.command('export'), 'where to write (default webarena-<split>.json)')
     .description('write the embedded tasks of a split as a WebArena-format task file (site placeholders, oracle plans kept)')
-    .option('--split <split>', 'train or test', 'test')
-    .option('--site <site>', 'only tasks on this site')
-    .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
-    .option('--out <file>', 'where to write (default webarena-<split>.json)')
     .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
       const tasks = (await selectEmbeddedTasks(options)).map(asWebArenaTask);
       const out = options.out ?? `webarena-${options.split}.json`;
@@ -80,13 +84,8 @@ export function registerEnvCommands(program: Command): void {
       console.log(`wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in WebArena's format to ${out}`);
     });
 
-  env
-    .command('tasks')
+  taskSelection(env.command('tasks'), 'write the (filtered) task file instead of listing')
     .description('list the generated embedded tasks of a split (WebArena format with oracle solutions)')
-    .option('--split <split>', 'train or test', 'test')
-    .option('--site <site>', 'only tasks on this site')
-    .option('--seed <n>', 'seed of the task set', parseSeed, DEFAULT_SEED)
-    .option('--out <file>', 'write the (filtered) task file instead of listing')
     .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
       const tasks = await selectEmbeddedTasks(options);
       if (options.out) {

@@ -58,3 +58,14 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 def step_records() -> list[dict]:
     return [step_record(i, success=i % 2 == 0, last=i % 3 != 1, ref_logprob=-12.0 if i == 0 else None) for i in range(6)]
+
+
+def train_tiny_job(tiny_model: Path, directory: Path, objective: str, *, epochs: int, learning_rate: float) -> str:
+    """One short LoRA job of `objective` on the tiny model over the step records; returns its output directory."""
+    from webrl_torch.modeling import ModelOptions
+    from webrl_torch.train import JobSpec, run
+
+    spec = JobSpec(objective=objective, data=str(write_jsonl(directory / "data.jsonl", step_records())), out=str(directory / "out"),
+                   model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8), epochs=epochs, batch_size=6, learning_rate=learning_rate)
+    run(spec)
+    return spec.out

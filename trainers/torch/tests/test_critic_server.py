@@ -11,9 +11,8 @@ import pytest
 from webrl_torch.critic_server import CriticService
 from webrl_torch.modeling import ModelOptions
 from webrl_torch.prompt import build_prompt
-from webrl_torch.train import JobSpec, run
 
-from conftest import step_records, write_jsonl
+from conftest import train_tiny_job
 
 STATES = [
     {"intent": "Buy a lamp", "history": [], "observation": {"url": "http://shop/", "title": "Shop", "html": "<html> <button id=\"3\"> Go </button> </html>"}},
@@ -36,11 +35,7 @@ def test_the_prompt_is_the_one_browser_policies_prompt_ts_builds():
 
 @pytest.fixture(scope="module")
 def critic_checkpoint(tiny_model, tmp_path_factory):
-    directory = tmp_path_factory.mktemp("served-critic")
-    spec = JobSpec(objective="critic", data=str(write_jsonl(directory / "data.jsonl", step_records())), out=str(directory / "out"),
-                   model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8), epochs=2, batch_size=6, learning_rate=1e-3)
-    run(spec)
-    return spec.out
+    return train_tiny_job(tiny_model, tmp_path_factory.mktemp("served-critic"), "critic", epochs=2, learning_rate=1e-3)
 
 
 def post(url: str, body: object, key: str | None = None) -> tuple[int, dict]:

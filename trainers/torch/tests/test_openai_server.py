@@ -7,10 +7,8 @@ import urllib.request
 
 import pytest
 
-from webrl_torch.modeling import ModelOptions
-from webrl_torch.train import JobSpec, run
 
-from conftest import step_records, write_jsonl
+from conftest import train_tiny_job
 
 PROMPT = 'Task: find the cheapest product number 2. Round 0 do(action="Click", element="3")'
 
@@ -28,11 +26,7 @@ def call(url: str, body: object | None = None) -> tuple[int, object]:
 
 @pytest.fixture(scope="module")
 def adapter(tiny_model, tmp_path_factory):
-    directory = tmp_path_factory.mktemp("served-adapter")
-    spec = JobSpec(objective="actor-sft", data=str(write_jsonl(directory / "data.jsonl", step_records())), out=str(directory / "out"),
-                   model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8), epochs=3, batch_size=6, learning_rate=1e-2)
-    run(spec)
-    return spec.out
+    return train_tiny_job(tiny_model, tmp_path_factory.mktemp("served-adapter"), "actor-sft", epochs=3, learning_rate=1e-2)
 
 
 @pytest.fixture(scope="module")
