@@ -170,7 +170,11 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       runExternalTrainer({
         command: trainer.command,
         inputs,
+        // One template for every job: a job without an init, reference or critic leaves that option out.
+        optional: ['init', 'reference', 'critic'],
         outputs: { out: key },
+        // Kept across attempts (keyed by the output), so a retried job resumes from its step checkpoints.
+        workDir: join(ctx.localRoot('training'), 'external', key),
         store: ctx.store,
         // What the embedded trainer gets as a job, as variables (the command template holds only paths).
         env: {

@@ -7,6 +7,9 @@
  *   inputs     {name: storage key}: each checkpoint (a file, or a directory with its listing; see
  *              storage/checkpoints.ts) is staged in a fresh temporary directory and `{name}` becomes
  *              its local path
+ *   optional   names of inputs a job may lack (`init` for a first training, say): an argument naming
+ *              one this job lacks is left out, and so is the `--option` just before it when the
+ *              argument is the placeholder alone (`--init {init}`), so one template serves every job
  *   outputs    {name: storage key}: `{name}` becomes a path in the temporary directory's out/; after a
  *              zero exit each is stored as a checkpoint (a file, or a directory with its listing)
  *   progress   a stdout or stderr line `PROGRESS <fraction>` calls onProgress(fraction in [0, 1]); every
@@ -32,6 +35,13 @@ export type FileStore = CheckpointStore;
 export interface ExternalTrainerOptions {
   command: string;
   inputs: Record<string, string>;
+  /**
+   * Where to stage and write (default: a fresh temporary directory). Given, it is kept after a failure
+   * so that a retried job finds its own partial output under out/, and removed after a success.
+   */
+  workDir?: string;
+  /** Inputs the template may name that this job lacks (see above). */
+  optional?: readonly string[];
   outputs: Record<string, string>;
   store: FileStore;
   env?: Record<string, string>;
@@ -89,32 +99,47 @@ export function splitCommand(template: string): string[] {
   return args;
 }
 
-function substitute(args: readonly string[], paths: Record<string, string>): string[] {
-  return args.map((arg) =>
-    arg.replace(/\{([A-Za-z_][\w-]*)\}/g, (whole, name: string) => {
-      const path = paths[name];
-      if (path === undefined) throw new Error(`the trainer command names {${name}}, which is neither an input nor an output`);
-      return path;
-    }),
-  );
+const PLACEHOLDER = /\{([A-Za-z_][\w-]*)\}/g;
+
+function substitute(args: readonly string[], paths: Record<string, string>, optional: readonly string[]): string[] {
+  const result: string[] = [];
+  for (const arg of args) {
+    const lacking = [...arg.matchAll(PLACEHOLDER)].map((match) => match[1]!).filter((name) => paths[name] === undefined);
+    if (lacking.length > 0 && lacking.every((name) => optional.includes(name))) {
+      if (new RegExp(`^${PLACEHOLDER.source}$`).test(arg) && result.at(-1)?.startsWith('-')) result.pop();
+      continue;
+    }
+    result.push(
+      arg.replace(PLACEHOLDER, (whole, name: string) => {
+        const path = paths[name];
+        if (path === undefined) throw new Error(`the trainer command names {${name}}, which is neither an input nor an output`);
+        return path;
+      }),
+    );
+  }
+  return result;
 }
 
 export async function runExternalTrainer(options: ExternalTrainerOptions): Promise<ExternalTrainerResult> {
   const args = splitCommand(options.command);
   if (args.length === 0) throw new Error('the trainer command is empty');
-  const workDir = await mkdtemp(join(tmpdir(), 'webrl-trainer-'));
+  // A given work directory outlives a failed attempt with its out/ (a trainer's step checkpoints), so
+  // the retry resumes there; inputs are staged afresh every time. A temporary one is always removed.
+  const workDir = options.workDir ?? (await mkdtemp(join(tmpdir(), 'webrl-trainer-')));
+  let finished = false;
   const logTail: string[] = [];
   try {
     const paths: Record<string, string> = {};
-    await mkdir(join(workDir, 'in'));
-    await mkdir(join(workDir, 'out'));
+    await rm(join(workDir, 'in'), { recursive: true, force: true });
+    await mkdir(join(workDir, 'in'), { recursive: true });
+    await mkdir(join(workDir, 'out'), { recursive: true });
     for (const [name, key] of Object.entries(options.inputs)) {
       const path = join(workDir, 'in', `${name}-${basename(key)}`);
       await downloadCheckpoint(options.store, key, path);
       paths[name] = path;
     }
     for (const name of Object.keys(options.outputs)) paths[name] = join(workDir, 'out', name);
-    const [program, ...rest] = substitute(args, paths);
+    const [program, ...rest] = substitute(args, paths, options.optional ?? []);
 
     const exitCode = await new Promise<number>((resolve, reject) => {
       const child = spawn(program!, rest, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -170,8 +195,9 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
       }
       uploaded[name] = await uploadCheckpoint(options.store, key, path);
     }
+    finished = true;
     return { uploaded, logTail: [...logTail] };
   } finally {
-    await rm(workDir, { recursive: true, force: true });
+    if (finished || !options.workDir) await rm(workDir, { recursive: true, force: true });
   }
 }

@@ -4,6 +4,9 @@
  * adapter directories, and a serving backend that hands each phase's adapter to the vLLM-like server.
  * The server answers every rollout step with an `exit` naming the model the request asked for, so each
  * stored trajectory says which model acted in it. Used by the campaign test and bench:llm.
+ *
+ * Options put real parts in: another OpenAI-compatible server for the actor and serving (the tiny-model
+ * server of trainers/torch), another trainer command (webrl-torch), smaller campaign settings.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,19 +33,35 @@ const TRAINER = fileURLToPath(new URL('../models/fixtures/adapterTrainer.mjs', i
 const DEPLOY = fileURLToPath(new URL('../models/fixtures/deployAdapter.mjs', import.meta.url));
 export const BASE_MODEL = 'base-llm';
 
-export interface LlmCampaignRun {
+/** An OpenAI-compatible completions server with vLLM's runtime LoRA routes, serving `base`. */
+export interface ActorServer {
+  baseUrl: string;
+  base: string;
+  close(): Promise<void>;
+}
+
+export interface LlmCampaignRun<S extends ActorServer = VllmServer> {
   config: Config;
   final: CampaignProgress;
   manifests: Manifest<PhaseManifestData>[];
-  vllm: VllmServer;
+  /** The actor's server: the vLLM-like fixture, or `options.actor.server`. */
+  vllm: S;
   store: ArtifactStore;
   /** Per phase and purpose ('probe' | 'train' | 'eval'): the model named in each trajectory's answer. */
   actedBy(phase: number, purpose: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
-export interface LlmCampaignOptions {
+type Training = Config['campaign']['training'];
+
+export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
   phases?: number;
+  /** Another server for the actor and serving (closed with the run), the generation length and the request timeout. */
+  actor?: { server: S; maxTokens?: number; timeoutMs?: number };
+  /** Another trainer command (placeholders as in models.trainer.command). */
+  trainer?: { command: string; timeoutSeconds?: number };
+  /** Smaller settings for the tiny campaign, section by section. */
+  campaign?: { phase?: Partial<Config['campaign']['phase']>; environment?: Partial<Config['campaign']['environment']>; training?: Partial<Training> };
   /** Store prefix (default: the campaign name). */
   prefix?: string;
   /** Another run's config, whose campaign settings and site ports this run shares (runs to compare). */
@@ -51,25 +70,49 @@ export interface LlmCampaignOptions {
   crashInDeployOfPhase?: number;
 }
 
-export async function runLlmCampaign(stack: TestStack, client: Client, name: string, serving: 'vllm-lora' | 'command', options: LlmCampaignOptions = {}): Promise<LlmCampaignRun> {
+export async function runLlmCampaign<S extends ActorServer = VllmServer>(
+  stack: TestStack,
+  client: Client,
+  name: string,
+  serving: 'vllm-lora' | 'command',
+  options: LlmCampaignOptions<S> = {},
+): Promise<LlmCampaignRun<S>> {
   const phases = options.phases ?? 2;
-  const vllm = await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
+  if (options.actor && (serving !== 'vllm-lora' || options.crashInDeployOfPhase !== undefined)) throw new Error('another actor server works with vllm-lora serving and no crash');
+  const fixture = options.actor ? undefined : await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
+  // S is VllmServer exactly when no other server is given.
+  const vllm = (options.actor?.server ?? fixture) as S;
   const orm: TestServer = await startServer(() => ({ json: chatCompletion('YES', 'orm', [{ token: 'YES', logprob: Math.log(0.7) }, { token: 'NO', logprob: Math.log(0.3) }]) }));
   const critic: TestServer = await startServer((request) => ({ json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) } }));
   const shared = await mkdtemp(join(tmpdir(), 'webrl-shared-adapters-'));
   const tiny = options.like ?? (await tinyCampaignConfig(stack, name, { phases }));
+  const { phase, environment, training } = options.campaign ?? {};
   const config = parseConfig({
     ...tiny,
+    campaign: {
+      ...tiny.campaign,
+      phase: { ...tiny.campaign.phase, ...phase },
+      environment: { ...tiny.campaign.environment, ...environment },
+      training: { ...tiny.campaign.training, ...training },
+    },
     s3: { ...tiny.s3, prefix: options.prefix ?? `${name}/` },
     models: {
-      actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: BASE_MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 10_000 },
+      actor: {
+        backend: 'completions',
+        baseUrl: vllm.baseUrl,
+        model: vllm.base,
+        maxAttempts: 1,
+        retryDelayMs: 0,
+        timeoutMs: options.actor?.timeoutMs ?? 10_000,
+        ...(options.actor?.maxTokens ? { maxTokens: options.actor.maxTokens } : {}),
+      },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
       critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1, retryDelayMs: 0 },
-      trainer: { backend: 'external', command: `${process.execPath} ${TRAINER} --data {data} --out {out}` },
+      trainer: { backend: 'external', command: `${process.execPath} ${TRAINER} --data {data} --out {out}`, ...options.trainer },
       serving:
         serving === 'vllm-lora'
           ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared }
-          : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${vllm.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
+          : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${fixture!.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
     },
   });
   const store = new ArtifactStore(config.s3, stack.secrets.s3);
@@ -82,9 +125,9 @@ export async function runLlmCampaign(stack: TestStack, client: Client, name: str
     // The load of that phase's adapter is held until the worker that asked for it is dead.
     let released: () => void = () => {};
     const held = new Promise<void>((resolve) => (released = resolve));
-    vllm.beforeLoad = (model) => (model === `${name}-p${crashPhase}-actor` ? held : Promise.resolve());
+    fixture!.beforeLoad = (model) => (model === `${name}-p${crashPhase}-actor` ? held : Promise.resolve());
     void killWorkerMidway(worker!, `the deployment of phase ${crashPhase}`, async () =>
-      vllm.requests.some((r) => r.url === '/v1/load_lora_adapter' && (r.body as { lora_name?: string }).lora_name === `${name}-p${crashPhase}-actor`),
+      fixture!.requests.some((r) => r.url === '/v1/load_lora_adapter' && (r.body as { lora_name?: string }).lora_name === `${name}-p${crashPhase}-actor`),
     ).then(() => {
       released();
       worker = startWorkerProcess(stack, configFile!, `${name}-2`);

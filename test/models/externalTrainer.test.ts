@@ -6,7 +6,8 @@
 import { describe, test } from 'node:test';
 import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +102,34 @@ describe('external trainer', () => {
       runExternalTrainer({ command: command('ok'), inputs: { ...inputs, init: 'campaigns/c/phase-1/checkpoints/actor' }, outputs, store: files }),
       /model\.onnx came back with 8 bytes/,
     );
+  });
+
+  test('an optional input the job lacks leaves its option out; one it has is staged', async () => {
+    const files = store();
+    await runExternalTrainer({ command: command('ok'), inputs, outputs, store: files });
+    const template = `${command('ok')} --init {init} --critic={critic} --reference {reference} --last`;
+    const optional = ['init', 'reference', 'critic'];
+    const run = async (extra: Record<string, string>) => {
+      const seen: string[] = [];
+      await runExternalTrainer({ command: template, inputs: { ...inputs, ...extra }, optional, outputs, store: files, onLog: (line) => seen.push(line) });
+      return seen;
+    };
+    assert.ok((await run({})).includes('options: --data --out --mode --last'));
+    const withInit = await run({ init: 'campaigns/c/phase-1/checkpoints/actor' });
+    assert.ok(withInit.includes('options: --data --out --mode --init --last') && withInit.includes('init files: model.onnx,tokenizer'), withInit.join('\n'));
+    // Names that are not optional inputs still fail.
+    await assert.rejects(runExternalTrainer({ command: `${template} {other}`, inputs, optional, outputs, store: store() }), /names \{other\}, which is neither an input nor an output/);
+  });
+
+  test('with a work directory, a retry finds the failed attempt’s partial output; a success clears it', async () => {
+    const workDir = join(await mkdtemp(join(tmpdir(), 'webrl-trainer-retry-')), 'job');
+    const files = store();
+    await assert.rejects(runExternalTrainer({ command: command('fail'), inputs, outputs, store: files, workDir }), ExternalTrainerError);
+    assert.deepEqual(await readdir(join(workDir, 'out', 'out')), ['step-checkpoint']);
+    const seen: string[] = [];
+    await runExternalTrainer({ command: command('ok'), inputs, outputs, store: files, workDir, onLog: (line) => seen.push(line) });
+    assert.ok(seen.includes('resuming from step-checkpoint'), seen.join('\n'));
+    assert.equal(existsSync(workDir), false);
   });
 
   test('a non-zero exit is a clear failure with the last log lines', async () => {

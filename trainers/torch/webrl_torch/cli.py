@@ -2,6 +2,7 @@
 
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
     webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
+    accelerate launch --multi_gpu --num_processes N -m webrl_torch.cli train ...   (data-parallel)
 
 The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
 does not. Exit codes: 0 done, 2 bad input (one line naming the file and field, nothing written to
@@ -34,7 +35,7 @@ def _env(name: str, parse: Callable[[str], object], default: object, valid: Call
 def job_from(args: argparse.Namespace):
     """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
     from .modeling import ModelOptions, pick_device
-    from .train import OBJECTIVES, JobSpec
+    from .train import DATA_FORMATS, OBJECTIVES, JobSpec
 
     objective = os.environ.get("WEBRL_TRAIN_OBJECTIVE") or args.objective
     if objective not in OBJECTIVES:
@@ -42,6 +43,7 @@ def job_from(args: argparse.Namespace):
     _env("WEBRL_TRAIN_RECORD_SCHEMA_VERSION", int, SCHEMA_VERSION, lambda v: v == SCHEMA_VERSION, f"{SCHEMA_VERSION} (the record schema this trainer reads)")
     # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
     _env("WEBRL_TRAIN_GAMMA", float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
+    data_format = _env("WEBRL_TRAIN_DATA_FORMAT", str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
     device, dtype = pick_device(args.device)
     return JobSpec(
         objective=objective,
@@ -60,6 +62,7 @@ def job_from(args: argparse.Namespace):
         init=args.init or None,
         reference=args.reference or None,
         critic=args.critic or None,
+        data_format=data_format,
         epochs=_env("WEBRL_TRAIN_EPOCHS", int, 1, lambda v: v >= 1, "an integer >= 1"),
         batch_size=_env("WEBRL_TRAIN_BATCH_SIZE", int, 8, lambda v: v >= 1, "an integer >= 1"),
         seed=_env("WEBRL_TRAIN_SEED", int, 0, lambda v: v >= 0, "an integer >= 0"),
@@ -121,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
         return 0
     except (InputError, TrainingStopped) as error:
-        print(f"webrl-torch: {error}", file=sys.stderr, flush=True)
+        if os.environ.get("RANK", "0") == "0":  # under accelerate launch every process stops; one says why
+            print(f"webrl-torch: {error}", file=sys.stderr, flush=True)
         return error.exit_code
 
 

@@ -131,6 +131,10 @@ def new_critic(options: ModelOptions, init: str | None, seed: int) -> Critic:
     return Critic(lm, hidden).to(options.device)
 
 
+def is_critic_checkpoint(path: str) -> bool:
+    return (Path(path) / HEADS_FILE).is_file()
+
+
 def load_critic(options: ModelOptions, path: str, trainable: bool) -> Critic:
     """A critic checkpoint directory: lm/ (adapter or full checkpoint) + heads.safetensors + critic.json."""
     root = Path(path)

@@ -1,5 +1,6 @@
 """The completion prompt of the released WebRL checkpoints (webrl.md §4), as browser/policies/prompt.ts
-builds it, so a critic served from Python scores the same text the training records carry."""
+builds it, so a critic served from Python scores the same text the training records carry; and the
+ORM's input as models/remote/chatOrm.ts builds it, for the orm objective's `examples` rows."""
 from __future__ import annotations
 
 PROMPT_CHAR_BUDGET = 16384 - 512
@@ -15,7 +16,37 @@ def _round(index: int, observation: str) -> str:
 def build_prompt(intent: str, past_responses: list[str], html: str) -> str:
     history = "".join(f"{_round(i, intent if i == 0 else PAST_OBSERVATION)}{response}\n\n" for i, response in enumerate(past_responses))
     room = max(0, PROMPT_CHAR_BUDGET - len(history))
-    # JavaScript slices UTF-16 code units; the prompts are cut the same way to stay identical.
-    units = html.encode("utf-16-le")
-    observation = units[: 2 * room].decode("utf-16-le", errors="ignore") if len(units) > 2 * room else html
+    observation = _js_slice(html, room)
     return f"Task Instruction: {intent}\n\n{history}{_round(len(past_responses), observation)}"
+
+
+# WebRL's ORM system text, character for character (models/remote/chatOrm.ts ORM_SYSTEM_PROMPT).
+ORM_SYSTEM_PROMPT = (
+    "You are an expert in evaluating the performance of a website navigation agent. The agent is designed to "
+    "help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent's action "
+    "history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is "
+    "successful or not. You must respond with YES or NO."
+)
+
+
+def _js_trim(text: str) -> str:
+    return text.strip(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
+
+def _js_slice(text: str, units: int) -> str:
+    """text.slice(0, units) in JavaScript, which counts UTF-16 code units, so the prompts stay identical."""
+    encoded = text.encode("utf-16-le")
+    return encoded[: 2 * units].decode("utf-16-le", errors="ignore") if len(encoded) > 2 * units else text
+
+
+def orm_user_turn(intent: str, past_responses: list[str], html: str) -> str:
+    """The chat ORM's user turn as models/remote/chatOrm.ts ormUserTurn builds it (WebRL's build_rm_data)."""
+    actions = "".join("; ".join(response.split("\n")).strip() + "\n" for response in past_responses)
+    page = _js_trim(_js_slice(html, PROMPT_CHAR_BUDGET))
+    return f"The User Intent:\n{_js_trim(intent)}\n\nAction History:\n{actions}\nThe Current Screenshot:\n{page}"
+
+
+def orm_prompt(intent: str, past_responses: list[str], html: str) -> str:
+    """The text the orm objective scores for an outcome state: the system text, a blank line, the user turn
+    (no chat template: the answer's first token is read right after the page)."""
+    return f"{ORM_SYSTEM_PROMPT}\n\n{orm_user_turn(intent, past_responses, html)}"

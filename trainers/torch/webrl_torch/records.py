@@ -1,4 +1,6 @@
-"""Reads and validates the campaign's training records (JSONL, schemaVersion 1).
+"""Reads and validates the campaign's training records (JSONL, schemaVersion 1), or the embedded trainer's
+example rows (WEBRL_TRAIN_DATA_FORMAT=examples: phase 0's demonstrations, critic and ORM examples, which
+carry structured states rather than prompts; models/train/examples.ts).
 
 Every record is checked here, field by field, so a bad file fails before any model is loaded, with
 `<file>:<line> <field>: <reason>`.
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
+from .prompt import build_prompt, orm_prompt
 
 SCHEMA_VERSION = 1
 SOURCES = ("rollout", "replay", "demonstration")
@@ -84,13 +87,10 @@ def _check(record: dict, fields: dict, where: str) -> None:
             raise InputError(f"{where} {name}: {reason}, got {json.dumps(record[name])[:60]}")
 
 
-def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmRecord]:
-    """All records of `kind` ("step" or "orm") in the file; any invalid line fails the whole file."""
-    path = Path(path)
+def _lines(path: Path):
+    """(where, record) for every non-blank line, each a JSON object."""
     if not path.is_file():
         raise InputError(f"{path}: data: no such file")
-    steps: list[StepRecord] = []
-    orms: list[OrmRecord] = []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -102,31 +102,104 @@ def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmReco
                 raise InputError(f"{where} (record): not JSON ({error.msg})") from None
             if not isinstance(record, dict):
                 raise InputError(f"{where} (record): expected a JSON object")
-            version = record.get("schemaVersion")
-            if version != SCHEMA_VERSION:
-                raise InputError(f"{where} schemaVersion: expected {SCHEMA_VERSION}, got {json.dumps(version)}")
-            if record.get("kind") == "step":
-                _check(record, _STEP, where)
-                steps.append(
-                    StepRecord(
-                        id=record["id"],
-                        prompt=record["prompt"],
-                        response=record["response"],
-                        next_prompt=record["nextPrompt"],
-                        reward=float(record["reward"]),
-                        done=record["done"],
-                        mc_return=float(record["mcReturn"]),
-                        ref_logprob=None if record["refLogprob"] is None else float(record["refLogprob"]),
-                        response_tokens=record["responseTokens"],
-                        source=record["source"],
-                    )
-                )
-            elif record.get("kind") == "orm":
-                _check(record, _ORM, where)
-                orms.append(OrmRecord(id=record["id"], prompt=record["prompt"], response=record["response"]))
-            else:
-                raise InputError(f'{where} kind: expected "step" or "orm", got {json.dumps(record.get("kind"))}')
+            yield where, record
+
+
+def _chosen(path: Path, kind: str, steps: list[StepRecord], orms: list[OrmRecord]) -> list[StepRecord] | list[OrmRecord]:
     chosen = steps if kind == "step" else orms
     if not chosen:
         raise InputError(f"{path}: data: no {kind} records (the objective needs at least one)")
     return chosen
+
+
+def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmRecord]:
+    """All records of `kind` ("step" or "orm") in the file; any invalid line fails the whole file."""
+    path = Path(path)
+    steps: list[StepRecord] = []
+    orms: list[OrmRecord] = []
+    for where, record in _lines(path):
+        version = record.get("schemaVersion")
+        if version != SCHEMA_VERSION:
+            raise InputError(f"{where} schemaVersion: expected {SCHEMA_VERSION}, got {json.dumps(version)}")
+        if record.get("kind") == "step":
+            _check(record, _STEP, where)
+            steps.append(
+                StepRecord(
+                    id=record["id"],
+                    prompt=record["prompt"],
+                    response=record["response"],
+                    next_prompt=record["nextPrompt"],
+                    reward=float(record["reward"]),
+                    done=record["done"],
+                    mc_return=float(record["mcReturn"]),
+                    ref_logprob=None if record["refLogprob"] is None else float(record["refLogprob"]),
+                    response_tokens=record["responseTokens"],
+                    source=record["source"],
+                )
+            )
+        elif record.get("kind") == "orm":
+            _check(record, _ORM, where)
+            orms.append(OrmRecord(id=record["id"], prompt=record["prompt"], response=record["response"]))
+        else:
+            raise InputError(f'{where} kind: expected "step" or "orm", got {json.dumps(record.get("kind"))}')
+    return _chosen(path, kind, steps, orms)
+
+
+def _is_state(value: object) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("intent"), str):
+        return False
+    history, observation = value.get("history", []), value.get("observation")
+    rounds_ok = isinstance(history, list) and all(isinstance(r, str) or (isinstance(r, dict) and isinstance(r.get("response"), str)) for r in history)
+    return rounds_ok and isinstance(observation, dict) and isinstance(observation.get("html"), str)
+
+
+_STATE = (_is_state, "expected a state {intent, history, observation: {html}}")
+_EXAMPLES = {
+    "actor-sft": {"state": _STATE, "response": _STEP["response"]},
+    "actor-webrl": {
+        "state": _STATE,
+        "response": _STEP["response"],
+        "nextState": (lambda v: v is None or _is_state(v), "expected a state or null"),
+        "reward": _STEP["reward"],
+        "mcReturn": _STEP["mcReturn"],
+    },
+    "critic": {"state": _STATE, "mcReturn": _STEP["mcReturn"]},
+    "orm": {"state": _STATE, "success": (lambda v: isinstance(v, bool), "expected a boolean")},
+}
+
+
+def _parts(state: dict) -> tuple[str, list[str], str]:
+    """intent, the past responses, the page: what the prompts are built from."""
+    responses = [r if isinstance(r, str) else r["response"] for r in state.get("history", [])]
+    return state["intent"], responses, state["observation"]["html"]
+
+
+def read_examples(path: str | Path, objective: str) -> list[StepRecord] | list[OrmRecord]:
+    """The embedded trainer's rows for `objective` as records: each state becomes the completions actor's
+    prompt (prompt.build_prompt), or for the orm the chat ORM's input (prompt.orm_prompt)."""
+    path = Path(path)
+    steps: list[StepRecord] = []
+    orms: list[OrmRecord] = []
+    fields = _EXAMPLES[objective]
+    for where, row in _lines(path):
+        _check(row, fields, where)
+        line = where.rsplit(":", 1)[1]
+        if objective == "orm":
+            orms.append(OrmRecord(id=f"line-{line}", prompt=orm_prompt(*_parts(row["state"])), response="YES" if row["success"] else "NO"))
+            continue
+        following = row.get("nextState")
+        steps.append(
+            StepRecord(
+                id=f"line-{line}",
+                prompt=build_prompt(*_parts(row["state"])),
+                response=row.get("response", ""),
+                next_prompt=None if following is None else build_prompt(*_parts(following)),
+                reward=float(row.get("reward", 0.0)),
+                done=following is None,
+                mc_return=float(row.get("mcReturn", 0.0)),
+                ref_logprob=None,
+                response_tokens=None,
+                source="demonstration" if objective == "actor-sft" else "rollout",
+            )
+        )
+    return _chosen(path, "orm" if objective == "orm" else "step", steps, orms)

@@ -2,6 +2,11 @@
 
 Step checkpoints live in `{out}/.checkpoints/` so a retried job that finds them resumes; they are removed
 once the output is written, so the uploaded directory holds only the model.
+
+Data-parallel under `accelerate launch` (or torchrun): each process loads the model on its own device,
+takes its share of every batch (the same batches in the same order as one process), and the gradients
+are averaged by accelerate's DistributedDataParallel wrapper; only the main process prints progress,
+writes step checkpoints and the output. One process runs exactly as without accelerate.
 """
 from __future__ import annotations
 
@@ -11,10 +16,11 @@ import math
 import random
 import shutil
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
+from accelerate import Accelerator
 
 from .errors import InputError, TrainingStopped
 from .losses import critic_loss, orm_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
@@ -22,6 +28,7 @@ from .modeling import (
     Critic,
     ModelOptions,
     encode_pairs,
+    is_critic_checkpoint,
     load_critic,
     load_language_model,
     load_tokenizer,
@@ -31,9 +38,10 @@ from .modeling import (
     save_language_model,
     token_log_probs,
 )
-from .records import OrmRecord, StepRecord, read_records
+from .records import OrmRecord, StepRecord, read_examples, read_records
 
 OBJECTIVES = ("actor-sft", "actor-webrl", "critic", "orm")
+DATA_FORMATS = ("training-records", "examples")
 CHECKPOINTS = ".checkpoints"
 
 
@@ -46,6 +54,7 @@ class JobSpec:
     init: str | None = None
     reference: str | None = None
     critic: str | None = None
+    data_format: str = "training-records"
     epochs: int = 1
     batch_size: int = 8
     seed: int = 0
@@ -76,13 +85,14 @@ class _Objective:
         self.spec = spec
         self.tokenizer = load_tokenizer(spec.model.base_model)
         kind = "orm" if spec.objective == "orm" else "step"
-        self.records: list = read_records(spec.data, kind)
+        self.records: list = read_examples(spec.data, spec.objective) if spec.data_format == "examples" else read_records(spec.data, kind)
         if spec.objective == "actor-webrl" and not spec.critic:
             raise InputError("critic: actor-webrl needs the critic checkpoint ({critic} or --critic)")
         if spec.objective == "critic":
-            self.module = (
-                load_critic(spec.model, spec.critic, trainable=True) if spec.critic else new_critic(spec.model, spec.init, spec.seed)
-            )
+            # The critic to continue: {critic}, or {init} when that is a critic checkpoint (a phase's critic
+            # job gets the previous critic as {init}); otherwise new heads on the actor in {init} or the base.
+            previous = spec.critic or (spec.init if spec.init and is_critic_checkpoint(spec.init) else None)
+            self.module = load_critic(spec.model, previous, trainable=True) if previous else new_critic(spec.model, spec.init, spec.seed)
         else:
             self.module = load_language_model(spec.model, spec.init, trainable=True)
         if spec.objective == "orm":
@@ -144,8 +154,10 @@ class _Objective:
         if objective == "critic":
             success = torch.tensor([1 if r.mc_return > 0 else 0 for r in rows], device=device)
             has_next = torch.tensor([1.0 if r.next_prompt is not None else 0.0 for r in rows], device=device)
-            state = self.module(**self._state_inputs([r.prompt for r in rows]))
-            following = self.module(**self._state_inputs([r.next_prompt or r.prompt for r in rows]))
+            # States and next states in one forward pass: DistributedDataParallel allows one per backward.
+            both = self.module(**self._state_inputs([r.prompt for r in rows] + [r.next_prompt or r.prompt for r in rows]))
+            state = tuple(head[: len(rows)] for head in both)
+            following = tuple(head[len(rows) :] for head in both)
             loss = critic_loss(state, following, success, has_next)
             return loss, {"loss": loss.item()}
         orm_rows: list[OrmRecord] = rows
@@ -156,12 +168,12 @@ class _Objective:
         loss = orm_loss(last[:, self.yes_token], last[:, self.no_token], success)
         return loss, {"loss": loss.item()}
 
-    def save(self, out: Path) -> None:
-        if isinstance(self.module, Critic):
-            save_critic(self.module, out, self.spec.model.base_model)
+    def save(self, module: torch.nn.Module, out: Path) -> None:
+        if isinstance(module, Critic):
+            save_critic(module, out, self.spec.model.base_model)
         else:
-            save_language_model(self.module, out)
-        self.tokenizer.save_pretrained(str(out / "tokenizer") if isinstance(self.module, Critic) else str(out))
+            save_language_model(module, out)
+        self.tokenizer.save_pretrained(str(out / "tokenizer") if isinstance(module, Critic) else str(out))
 
 
 def _order(count: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
@@ -169,6 +181,16 @@ def _order(count: int, batch_size: int, seed: int, epoch: int) -> list[list[int]
     indices = list(range(count))
     random.Random(seed * 1_000_003 + epoch).shuffle(indices)
     return [indices[i : i + batch_size] for i in range(0, count, batch_size)]
+
+
+def _shard(indices: list[int], rank: int, processes: int) -> list[int]:
+    """This process's rows of a batch: equal contiguous shares, the batch repeated from its start to fill
+    the last share (as accelerate's even_batches does), so every process runs every step."""
+    if processes == 1:
+        return indices
+    share = math.ceil(len(indices) / processes)
+    filled = (indices * math.ceil(share * processes / len(indices)))[: share * processes]
+    return filled[rank * share : (rank + 1) * share]
 
 
 def _trainable(module: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -187,6 +209,15 @@ def run(spec: JobSpec) -> list[float]:
     """Trains, writes the output into spec.out and returns the loss of every step (for tests and logs)."""
     if spec.objective not in OBJECTIVES:
         raise InputError(f"WEBRL_TRAIN_OBJECTIVE: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
+    # The weights' dtype is chosen with the device (modeling.pick_device), so accelerate's mixed precision
+    # stays off; the model is placed here, on this process's device when several run.
+    accelerator = Accelerator(cpu=spec.model.device == "cpu", device_placement=False, mixed_precision="no")
+    main = accelerator.is_main_process
+    requested = spec  # the fingerprint's: the device asked for, not each process's
+    if accelerator.num_processes > 1:
+        spec = replace(spec, model=replace(spec.model, device=str(accelerator.device)))
+        if main:
+            _log(f"data-parallel over {accelerator.num_processes} processes ({accelerator.distributed_type.value}, {accelerator.device.type})")
     torch.manual_seed(spec.seed)
     objective = _Objective(spec)  # every input check happens here, before anything is written to {out}
     out = Path(spec.out)
@@ -194,7 +225,7 @@ def run(spec: JobSpec) -> list[float]:
     optimizer = torch.optim.AdamW(parameters.values(), lr=spec.learning_rate)
     per_epoch = math.ceil(len(objective.records) / spec.batch_size)
     total = per_epoch * spec.epochs
-    fingerprint = _fingerprint(spec)
+    fingerprint = _fingerprint(requested)
     checkpoints = out / CHECKPOINTS
     step = 0
     if checkpoints.is_dir() and (latest := _latest_checkpoint(checkpoints, fingerprint)):
@@ -205,31 +236,43 @@ def run(spec: JobSpec) -> list[float]:
         optimizer.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["rng"])
         step = state["step"]
-        _log(f"resuming from {latest} (step {step} of {total})")
+        if main:
+            _log(f"resuming from {latest} (step {step} of {total})")
+    objective.module, optimizer = accelerator.prepare(objective.module, optimizer)
     losses: list[float] = []
     metrics: dict[str, float] = {}
     objective.module.train()
-    print(f"PROGRESS {step / total:.4f}", flush=True)
+    if main:
+        print(f"PROGRESS {step / total:.4f}", flush=True)
     while step < total:
         epoch, position = divmod(step, per_epoch)
         indices = _order(len(objective.records), spec.batch_size, spec.seed, epoch)[position]
-        loss, metrics = objective.loss(indices)
-        if not torch.isfinite(loss):
-            raise TrainingStopped(f"stopped at step {step + 1} of {total}: the loss is {loss.item()} (last metrics: {json.dumps(metrics)})")
+        loss, metrics = objective.loss(_shard(indices, accelerator.process_index, accelerator.num_processes))
+        if accelerator.num_processes > 1:
+            # Every process sees the same numbers, so all stop (or go on) together.
+            values = torch.tensor([loss.item(), *metrics.values()], dtype=torch.float64, device=accelerator.device)
+            reduced = accelerator.reduce(values, "mean").tolist()
+            metrics = dict(zip(metrics, reduced[1:]))
+            value = reduced[0]
+        else:
+            value = loss.item()
+        if not math.isfinite(value):
+            raise TrainingStopped(f"stopped at step {step + 1} of {total}: the loss is {value} (last metrics: {json.dumps(metrics)})")
         if "kl_per_token" in metrics and abs(metrics["kl_per_token"]) > spec.max_kl:
             raise TrainingStopped(
                 f"stopped at step {step + 1} of {total}: KL to the reference diverged, {metrics['kl_per_token']:.3f} nats per token > {spec.max_kl} (last metrics: {json.dumps(metrics)})"
             )
         optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(parameters.values()), spec.max_grad_norm)
+        accelerator.backward(loss)
+        accelerator.clip_grad_norm_(list(parameters.values()), spec.max_grad_norm)
         optimizer.step()
         step += 1
-        losses.append(loss.item())
-        if step % spec.log_every == 0 or step == total:
+        losses.append(value)
+        if main and (step % spec.log_every == 0 or step == total):
             _log(f"step {step}/{total} " + " ".join(f"{k}={v:.6g}" for k, v in metrics.items()))
-        print(f"PROGRESS {step / total:.4f}", flush=True)
-        if step % spec.checkpoint_every == 0 and step < total:
+        if main:
+            print(f"PROGRESS {step / total:.4f}", flush=True)
+        if main and step % spec.checkpoint_every == 0 and step < total:
             checkpoints.mkdir(parents=True, exist_ok=True)
             partial = checkpoints / f"step-{step}.pt.partial"
             torch.save(
@@ -244,7 +287,9 @@ def run(spec: JobSpec) -> list[float]:
             )
             partial.rename(checkpoints / f"step-{step}.pt")
     objective.module.eval()
-    objective.save(out)
-    shutil.rmtree(checkpoints, ignore_errors=True)
-    _log(f"wrote {spec.objective} to {out} after {step} steps" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
+    if main:
+        objective.save(accelerator.unwrap_model(objective.module), out)
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        _log(f"wrote {spec.objective} to {out} after {step} steps" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
+    accelerator.wait_for_everyone()
     return losses
