@@ -78,8 +78,10 @@ export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Pr
     }
   };
   try {
-    await start('shopping', createShoppingApp(world.shopping));
-    await start('shopping_admin', createAdminApp(world.admin));
+    // A standalone shop's REST API takes its back-office account, as one Magento install would.
+    const restAdmin = options.standalone?.accounts.shopping_admin;
+    await start('shopping', createShoppingApp(world.shopping, restAdmin));
+    await start('shopping_admin', createAdminApp(world.admin, restAdmin));
     await start('reddit', createRedditApp(world.reddit));
     await start('gitlab', createGitlabApp(world.gitlab));
   } catch (error) {

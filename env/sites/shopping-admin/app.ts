@@ -7,7 +7,7 @@ import { html, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
 import type { SiteApp } from '../../http/site-server';
 import { longDate, money, paginate, shortDate, withQuery } from '../common';
-import { ADMIN_REST, addRestRoutes } from '../shopping/rest';
+import { ADMIN_REST, addRestRoutes, type ShopAdminCredentials } from '../shopping/rest';
 import { adminOrderNumber, adminOrderTotal, ORDER_STATUS_LABELS, type AdminOrder, type AdminOrderStatus } from './data';
 import { AdminState, parseAdminDate, type AdminBase } from './state';
 
@@ -256,8 +256,9 @@ function cmsEdit(ctx: Ctx): Html {
 <div class="field"><label for="cms_page_url">URL Key</label><input type="text" name="identifier" id="cms_page_url" value="${p.urlKey}"></div><button type="submit" id="save" title="Save">Save</button></form>`);
 }
 
-export function createAdminApp(base: AdminBase): SiteApp<AdminState> {
-  const router = addRestRoutes(new Router<AdminState>(), ADMIN_REST)
+/** `restAdmin`: the account the REST token endpoint accepts (default the seeded one). */
+export function createAdminApp(base: AdminBase, restAdmin?: ShopAdminCredentials): SiteApp<AdminState> {
+  const router = addRestRoutes(new Router<AdminState>(), ADMIN_REST, restAdmin)
     .get('/', (ctx) => redirect(`${ctx.base}/admin/dashboard/`))
     .get('/admin/dashboard', dashboard)
     .get('/dashboard', dashboard)

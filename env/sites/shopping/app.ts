@@ -10,7 +10,7 @@ import type { SiteApp } from '../../http/site-server';
 import { longDate, money, paginate, shortDate, US_STATES, withQuery } from '../common';
 import type { Product } from './catalog';
 import { orderNumber, orderSubtotal, orderTotal, type Address, type Order } from './data';
-import { addRestRoutes, STOREFRONT_REST } from './rest';
+import { addRestRoutes, STOREFRONT_REST, type ShopAdminCredentials } from './rest';
 import { PRICE_BUCKETS, ShoppingState, sortProducts, type ShoppingBase, type SortKey } from './state';
 
 type Ctx = RequestContext<ShoppingState>;
@@ -400,8 +400,9 @@ function notImplementedInfo(ctx: Ctx, title: string): Html {
   return layout(ctx.state, title, html`<h1 class="page-title">${title}</h1><p>This page has no content in this store.</p>`);
 }
 
-export function createShoppingApp(base: ShoppingBase): SiteApp<ShoppingState> {
-  const router = addRestRoutes(new Router<ShoppingState>(), STOREFRONT_REST)
+/** `restAdmin`: the account the REST token endpoint accepts (default the seeded one). */
+export function createShoppingApp(base: ShoppingBase, restAdmin?: ShopAdminCredentials): SiteApp<ShoppingState> {
+  const router = addRestRoutes(new Router<ShoppingState>(), STOREFRONT_REST, restAdmin)
     .get('/', home)
     .get('/catalogsearch/result', searchResults)
     .get('/catalogsearch/result/index', searchResults)

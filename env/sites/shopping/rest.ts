@@ -23,6 +23,12 @@ import type { ShoppingState } from './state';
 /** The embedded shop's admin account (the same as a stock WebArena deployment's). */
 export const EMBEDDED_SHOP_ADMIN = { username: 'admin', password: 'admin1234' } as const;
 
+/** The admin account the token endpoint accepts: the seeded one, or a standalone deployment's back-office account. */
+export interface ShopAdminCredentials {
+  username: string;
+  password: string;
+}
+
 /** The same account as the REST helpers take it (config/secrets.ts's wrapper: it never prints). */
 export const EMBEDDED_SHOP_ADMIN_ACCOUNT: ShopAdminAccount = { username: new Secret(EMBEDDED_SHOP_ADMIN.username), password: new Secret(EMBEDDED_SHOP_ADMIN.password) };
 
@@ -239,7 +245,7 @@ export function search<T extends object>(rows: T[], criteria: SearchCriteria): {
 }
 
 /** Adds the REST endpoints to a shop site's router (before its catch-all page routes). */
-export function addRestRoutes<S>(router: Router<S>, source: RestSource<S>): Router<S> {
+export function addRestRoutes<S>(router: Router<S>, source: RestSource<S>, admin: ShopAdminCredentials = EMBEDDED_SHOP_ADMIN): Router<S> {
   return router
     .post('/rest/:store?/V1/integration/admin/token', (ctx) => {
       let credentials: { username?: unknown; password?: unknown };
@@ -248,7 +254,7 @@ export function addRestRoutes<S>(router: Router<S>, source: RestSource<S>): Rout
       } catch {
         return json(400, { message: 'The request body must be JSON: {"username": ..., "password": ...}.' });
       }
-      if (credentials?.username !== EMBEDDED_SHOP_ADMIN.username || credentials?.password !== EMBEDDED_SHOP_ADMIN.password) {
+      if (credentials?.username !== admin.username || credentials?.password !== admin.password) {
         return json(401, { message: 'The sign-in was incorrect or the account is disabled.' });
       }
       return json(200, ADMIN_TOKEN);
