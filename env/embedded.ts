@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, OracleStep, PreparedEpisode } from '../browser/contract';
-import { buildEvaluator, type TaskEvaluator } from './evaluators/evaluator';
 import { localEpisodeControl } from './http/site-server';
 import { DeterministicJudge, type FuzzyJudge } from './evaluators/judge';
+import { EvaluatedTasks } from './evaluators/task-set';
 import { EMBEDDED_SHOP_ADMIN_ACCOUNT } from './sites/shopping/rest';
 import { EPISODE_COOKIE } from './state/episodes';
 import { EMBEDDED_SITE_NAMES, resolvePlaceholders, type SiteUrls } from './site-urls';
@@ -34,27 +34,18 @@ export function toEpisodeTask(task: WebArenaTask, siteUrls: SiteUrls): EpisodeTa
 }
 
 export class EmbeddedEnvironment implements EpisodeEnvironment {
-  private readonly tasks = new Map<string, WebArenaTask>();
-  private readonly evaluators = new Map<string, TaskEvaluator>();
+  private readonly tasks: EvaluatedTasks;
   private readonly origins: string[];
-  private readonly judge: FuzzyJudge;
 
   constructor(private readonly options: EmbeddedEnvironmentOptions) {
-    for (const task of options.tasks) this.tasks.set(String(task.task_id), task);
     const missing = EMBEDDED_SITE_NAMES.filter((site) => !options.siteUrls[site]);
     if (missing.length) throw new Error(`EmbeddedEnvironment needs the URLs of ${missing.join(', ')}`);
     this.origins = [...new Set(EMBEDDED_SITE_NAMES.map((site) => new URL(options.siteUrls[site] as string).origin))];
-    this.judge = options.judge ?? new DeterministicJudge();
-  }
-
-  private evaluatorFor(task: WebArenaTask): TaskEvaluator {
-    const key = String(task.task_id);
-    let evaluator = this.evaluators.get(key);
-    if (!evaluator) {
-      evaluator = buildEvaluator(task, { siteUrls: this.options.siteUrls, judge: this.judge, shopAdmin: EMBEDDED_SHOP_ADMIN_ACCOUNT });
-      this.evaluators.set(key, evaluator);
-    }
-    return evaluator;
+    this.tasks = new EvaluatedTasks(options.tasks, {
+      siteUrls: options.siteUrls,
+      judge: options.judge ?? new DeterministicJudge(),
+      shopAdmin: EMBEDDED_SHOP_ADMIN_ACCOUNT,
+    });
   }
 
   /** Creates or drops the episode's state on every site: directly in this process, else over HTTP. */
@@ -74,9 +65,7 @@ export class EmbeddedEnvironment implements EpisodeEnvironment {
   }
 
   async prepareEpisode(context: BrowserContext, episodeTask: EpisodeTask): Promise<PreparedEpisode> {
-    const task = this.tasks.get(String(episodeTask.task_id));
-    if (!task) throw new Error(`task ${episodeTask.task_id} is not in this environment's task set`);
-    const evaluator = this.evaluatorFor(task);
+    const { task, evaluator } = this.tasks.require(episodeTask.task_id);
     const episodeId = randomUUID();
     await this.control('PUT', episodeId);
     await context.addCookies(this.origins.map((url) => ({ name: EPISODE_COOKIE, value: episodeId, url })));

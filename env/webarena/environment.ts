@@ -9,8 +9,8 @@ import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../browser/contract';
 import type { WebArenaConfig } from '../../config/schema';
 import { startUrlOf } from '../embedded';
-import { buildEvaluator, type TaskEvaluator } from '../evaluators/evaluator';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
+import { EvaluatedTasks } from '../evaluators/task-set';
 import type { Harness } from '../evaluators/text-match';
 import type { SiteUrls } from '../site-urls';
 import type { WebArenaTask } from '../tasks/schema';
@@ -149,36 +149,18 @@ export class SessionExpired extends Error {
 }
 
 export class WebArenaEnvironment implements EpisodeEnvironment {
-  private readonly tasks = new Map<string, WebArenaTask>();
-  private readonly evaluators = new Map<string, TaskEvaluator>();
-  private readonly judge: FuzzyJudge;
-
-  private readonly harness: Harness;
+  private readonly tasks: EvaluatedTasks;
 
   constructor(
     private readonly sites: WebArenaSites,
     tasks: readonly WebArenaTask[],
     scoring: { judge?: FuzzyJudge; harness?: Harness } = {},
   ) {
-    for (const task of tasks) this.tasks.set(String(task.task_id), task);
-    this.judge = scoring.judge ?? new DeterministicJudge();
-    this.harness = scoring.harness ?? 'webarena-lite';
-  }
-
-  private evaluatorFor(task: WebArenaTask): TaskEvaluator {
-    const key = String(task.task_id);
-    let evaluator = this.evaluators.get(key);
-    if (!evaluator) {
-      evaluator = buildEvaluator(task, { siteUrls: this.sites.urls, judge: this.judge, harness: this.harness });
-      this.evaluators.set(key, evaluator);
-    }
-    return evaluator;
+    this.tasks = new EvaluatedTasks(tasks, { siteUrls: sites.urls, judge: scoring.judge ?? new DeterministicJudge(), harness: scoring.harness ?? 'webarena-lite' });
   }
 
   async prepareEpisode(context: BrowserContext, episodeTask: EpisodeTask): Promise<PreparedEpisode> {
-    const task = this.tasks.get(String(episodeTask.task_id));
-    if (!task) throw new Error(`task ${episodeTask.task_id} is not in this environment's task set`);
-    const evaluator = this.evaluatorFor(task);
+    const { task, evaluator } = this.tasks.require(episodeTask.task_id);
     const sites = task.sites.map((name) => this.sites.site(name));
     for (const site of sites) {
       const state = await this.sites.sessions.validState(site);
@@ -201,7 +183,7 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
   }
 
   async reserve(episodeTask: EpisodeTask): Promise<() => void> {
-    const task = this.tasks.get(String(episodeTask.task_id));
+    const task = this.tasks.get(episodeTask.task_id);
     return this.sites.enter(task?.sites ?? []);
   }
 }
