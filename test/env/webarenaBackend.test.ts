@@ -5,7 +5,7 @@
  * the pre-start validation, and the oracle scoring the same in both modes on exported test tasks.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -154,7 +154,7 @@ describe('the webarena backend on the embedded sites served in their own process
     const file = join(dir, 'test.json');
     const tasks = JSON.parse(await readFile(file, 'utf8')) as WebArenaTask[];
     const noOracle = join(dir, 'train-no-oracle.json');
-    await import('node:fs/promises').then((fs) => fs.writeFile(noOracle, JSON.stringify(tasks.slice(0, 3).map(({ oracle: _oracle, ...task }) => task))));
+    await writeFile(noOracle, JSON.stringify(tasks.slice(0, 3).map(({ oracle: _oracle, ...task }) => task)));
     const deadPort = await freePort();
     const config = parseConfig({
       campaign: {
