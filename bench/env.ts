@@ -1,12 +1,13 @@
 /**
  * Environment costs. The webarena backend against the embedded sites served by `webrl env serve` in
- * its own process: the oracle's success on every exported test task (a reset before every episode,
- * one episode per site), the time per step there and on the embedded backend, and each site's reset
- * through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
+ * its own process: the oracle's success on exported test tasks (a seeded sample, the same number per
+ * site, or all of them; a reset before every episode, one episode per site), the time per step there
+ * and on the embedded backend over the same tasks, and each site's reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
  * copy-on-write state on all four sites and the cookie on a browser context), and oracle episodes
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
  * on a seeded mix of test tasks from every template.
- * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200].
+ * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200]
+ *      [webarena tasks per site, default 12; 0: every test task].
  * Ends with one `BENCH <name> <value> <unit>` line per figure.
  */
 import { chromium } from 'playwright-core';
@@ -22,10 +23,11 @@ import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment'
 import { asWebArenaTask } from '../cli/env';
 import { serveSites, servedSiteSettings } from '../test/harness/servedSites';
 import type { EpisodeEnvironment } from '../browser/contract';
-import type { SiteUrls } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/site-urls';
 
 const EPISODES = Number(process.argv[2] ?? 30);
 const RESETS = Number(process.argv[3] ?? 200);
+const WEBARENA_PER_SITE = Number(process.argv[4] ?? 12);
 
 const sites = await startEmbeddedSites();
 const tasks = new Rng(7).shuffle(generateTasks('test'));
@@ -46,18 +48,26 @@ const webarenaConfig = parseConfig({
     },
   },
 }).campaign.environment.webarena!;
-const exported = tasks.map(asWebArenaTask);
-async function oracleRun(environment: EpisodeEnvironment, urls: SiteUrls, pool: BrowserPool): Promise<{ solved: number; stepMs: number }> {
+const sample = WEBARENA_PER_SITE > 0 ? EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites[0] === site).slice(0, WEBARENA_PER_SITE)) : tasks;
+const exported = sample.map(asWebArenaTask);
+async function oracleRun(label: string, environment: EpisodeEnvironment, urls: SiteUrls, pool: BrowserPool): Promise<{ solved: number; stepMs: number }> {
   const started = performance.now();
-  const results = await Promise.all(exported.map((task) => pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment })));
+  let done = 0;
+  const results = await Promise.all(
+    exported.map(async (task) => {
+      const result = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+      if (++done % 10 === 0 || done === exported.length) console.log(`${label}: ${done}/${exported.length} oracle episodes`);
+      return result;
+    }),
+  );
   const steps = results.reduce((n, r) => n + r.outcome.steps, 0);
   for (const { outcome } of results.filter((r) => r.outcome.score !== 1)) console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
   return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps) };
 }
 const comparePool = await BrowserPool.start({ size: 4 });
 const webarenaSites = new WebArenaSites(webarenaConfig, () => comparePool.openContext());
-const webarenaRun = await oracleRun(new WebArenaEnvironment(webarenaSites, exported), webarenaSites.urls, comparePool);
-const embeddedRun = await oracleRun(env, sites.urls, comparePool);
+const webarenaRun = await oracleRun('webarena backend', new WebArenaEnvironment(webarenaSites, exported), webarenaSites.urls, comparePool);
+const embeddedRun = await oracleRun('embedded backend', env, sites.urls, comparePool);
 const resetMsBySite: Record<string, number> = {};
 for (const site of webarenaSites.sites) {
   for (let i = 0; i < 5; i++) await webarenaSites.reset(site);

@@ -78,6 +78,8 @@ export interface EpisodeRequest {
   traceId?: string;
   traceSink?: TraceSink;
   options?: Partial<EpisodeOptions>;
+  /** Once aborted, an episode still waiting for its site or a browser slot does not start. */
+  signal?: AbortSignal;
 }
 
 export interface EpisodeResult {

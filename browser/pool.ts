@@ -115,6 +115,7 @@ export class BrowserPool {
     }
     const release = await this.slots.acquire();
     try {
+      if (request.signal?.aborted) return unstartedEpisode(request, new Error('the episode was called off before it started'));
       let context: BrowserContext;
       try {
         context = await this.newContext();

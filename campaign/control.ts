@@ -3,7 +3,7 @@
  * id, memo and search attributes), inspect, and steer (pause, resume, stop, retry a failed phase,
  * change the next phase's settings). The CLI and the main job are thin layers over these.
  */
-import { WorkflowIdReusePolicy, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowIdReusePolicy, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/schema';
@@ -126,7 +126,7 @@ export async function startCampaign(
   store: ArtifactStore,
   config: Config,
   options: { from?: ForkPoint } = {},
-): Promise<WorkflowHandle<typeof campaignWorkflow>> {
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof campaignWorkflow>> {
   // A webarena campaign starts only when its tasks, sites and accounts are all in order.
   await assertWebArenaReady(config, { store });
   const frozen = await freezeConfig(store, config);

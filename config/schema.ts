@@ -464,6 +464,8 @@ export const ConfigSchema = z
   });
 
 export type Config = z.infer<typeof ConfigSchema>;
+/** A config as written (defaults not yet filled in). */
+export type ConfigInput = z.input<typeof ConfigSchema>;
 export type TemporalConfig = Config['temporal'];
 export type S3Config = Config['s3'];
 export type StackConfig = Config['stack'];

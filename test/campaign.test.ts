@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -26,6 +26,7 @@ import type { CampaignProgress } from '../workflows/campaignTypes';
 import { assertManifestsEqualBesideConfig, campaignVariant, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
 import { killWorkerMidway, startWorkerProcess, waitFor, writeConfigFile } from './harness/workerProcess';
+import { recordHistories } from './harness/histories';
 
 const execFileAsync = promisify(execFile);
 const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
@@ -64,17 +65,6 @@ function activityStarts(run: RunHistory): Map<string, number[]> {
     }
   }
   return starts;
-}
-
-/** Saves each run's history as `temporal workflow show --output json` prints it (replay fixtures). */
-async function recordHistories(stack: TestStack, name: string, runs: RunHistory[], dir: string): Promise<void> {
-  for (const run of runs) {
-    const { stdout } = await execFileAsync(stack.temporalBinary, [
-      'workflow', 'show', '--workflow-id', campaignWorkflowId(name), '--run-id', run.runId, '--output', 'json',
-      '--address', stack.config.temporal.address, '--namespace', stack.config.temporal.namespace,
-    ], { maxBuffer: 256 * 1024 * 1024 });
-    await writeFile(join(dir, `campaign-${name}-phase-${run.phase}.json`), stdout);
-  }
 }
 
 /** The campaign both tests run: the retry test under one prefix, the crash test under another. */

@@ -35,7 +35,7 @@ import type { ModelState } from '../models/state';
 import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
-import { chatCompletion, echoCompletion, promptLogprobsCompletion, startServer, textCompletion, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
+import { chatCompletion, echoCompletion, promptLogprobsCompletion, readActorPrompt, startServer, textCompletion, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
 const MODEL = 'webrl-llama-test';
@@ -58,11 +58,7 @@ class RemoteActorModels extends ModelCache {
 /** What the completions policy sends, read back: the task's intent, the round, the current page. */
 function readPrompt(request: RecordedRequest): { intent: string; round: number; html: string; body: Record<string, unknown> } {
   const body = request.body as Record<string, unknown>;
-  const prompt = String(body.prompt);
-  const intent = /^Task Instruction: (.*)\n/.exec(prompt)?.[1] ?? '';
-  const rounds = [...prompt.matchAll(/Round (\d+)\n\n<\|eot_id\|>/g)];
-  const last = rounds[rounds.length - 1]!;
-  return { intent, round: Number(last[1]), html: prompt.slice(last.index + last[0].length), body };
+  return { ...readActorPrompt(String(body.prompt)), body };
 }
 
 /** The model's answer to a "search the store" task: type the query into the search box, then exit. */

@@ -6,7 +6,8 @@ import { Worker } from '@temporalio/worker';
 import { workflowBundle } from '../workers/factory';
 import { WORKFLOWS_PATH } from '../workers/run';
 
-// Histories recorded from real campaign runs (test/campaign.test.ts with WEBRL_RECORD_HISTORIES set).
+// Histories recorded from real campaign runs (test/campaign.test.ts and test/campaignWebarena.test.ts
+// with WEBRL_RECORD_HISTORIES set).
 // Replaying them against the current workflow code catches non-deterministic changes before they
 // break running campaigns; a deliberate change must go behind patched() and keep these passing.
 const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));

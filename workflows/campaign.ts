@@ -4,8 +4,10 @@
  * the campaign runs. Reads like the procedure it runs; every byte of data stays in the artifact store.
  */
 import {
+  ActivityCancellationType,
   ActivityFailure,
   allHandlersFinished,
+  CancellationScope,
   ApplicationFailure,
   condition,
   continueAsNew,
@@ -62,6 +64,8 @@ function activitiesOn(taskQueue: string, timeouts: { startToClose: string; heart
     startToCloseTimeout: timeouts.startToClose,
     ...(timeouts.heartbeat ? { heartbeatTimeout: timeouts.heartbeat } : {}),
     retry: INFRASTRUCTURE_RETRY,
+    // A cancelled activity is waited for: once the workflow moves on, nothing of it still runs.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   });
 }
 
@@ -163,13 +167,18 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     seed: input.seed,
   };
 
-  /** Rolls out every task of `tasks` in shards, with a bounded number of shards in flight. */
+  /**
+   * Rolls out every task of `tasks` in shards, with a bounded number of shards in flight. When a shard
+   * fails, the others are cancelled and waited for: while the phase waits for an operator nothing of it
+   * runs on the sites, and a retried phase never runs a shard twice at once.
+   */
   async function rollouts(tasks: DatasetRef, actor: string, purpose: 'train' | 'eval' | 'probe'): Promise<ShardResult[]> {
     const shardCount = Math.ceil(tasks.count / settings.rolloutShardSize);
     const results: ShardResult[] = new Array(shardCount);
     let next = 0;
+    let failed: { error: unknown } | undefined;
     const lane = async () => {
-      while (next < shardCount) {
+      while (!failed && next < shardCount) {
         const shard = next++;
         const offset = shard * settings.rolloutShardSize;
         results[shard] = await browser.runRolloutShard.executeWithOptions(
@@ -182,7 +191,24 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     if (paused) await condition(() => !paused);
     currentActivity = `${purpose} rollouts`;
     publishStatus();
-    await Promise.all(Array.from({ length: Math.min(settings.rolloutShardsInFlight, shardCount) }, lane));
+    const lanes = Math.min(settings.rolloutShardsInFlight, shardCount);
+    if (patched('failed-shard-cancels-the-others')) {
+      const shards = new CancellationScope();
+      await shards.run(() =>
+        Promise.allSettled(
+          Array.from({ length: lanes }, () =>
+            lane().catch((error: unknown) => {
+              if (failed) return;
+              failed = { error };
+              shards.cancel();
+            }),
+          ),
+        ),
+      );
+      if (failed) throw failed.error;
+    } else {
+      await Promise.all(Array.from({ length: lanes }, lane));
+    }
     currentActivity = null;
     return results;
   }

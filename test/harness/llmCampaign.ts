@@ -12,11 +12,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { startCampaign } from '../../campaign/control';
 import { readPhaseManifests, type PhaseManifestData } from '../../campaign/manifest';
 import { parseConfig } from '../../config/load';
-import type { Config } from '../../config/schema';
+import type { Config, ConfigInput } from '../../config/schema';
 import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
 import { runWorkers } from '../../workers/run';
 import type { CampaignProgress } from '../../workflows/campaignTypes';
@@ -52,7 +52,7 @@ export interface LlmCampaignRun<S extends ActorServer = VllmServer> {
   close(): Promise<void>;
 }
 
-type Training = Config['campaign']['training'];
+type CampaignInput = NonNullable<ConfigInput['campaign']>;
 
 export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
   phases?: number;
@@ -61,13 +61,19 @@ export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };
   /** Smaller settings for the tiny campaign, section by section. */
-  campaign?: { phase?: Partial<Config['campaign']['phase']>; environment?: Partial<Config['campaign']['environment']>; training?: Partial<Training> };
+  campaign?: Pick<CampaignInput, 'phase' | 'environment' | 'training'>;
   /** Store prefix (default: the campaign name). */
   prefix?: string;
   /** Another run's config, whose campaign settings and site ports this run shares (runs to compare). */
   like?: Config;
   /** Run the worker as a process and SIGKILL it while it deploys this phase's actor, then start another. */
   crashInDeployOfPhase?: number;
+  /** The ORM's verdict on every trajectory (default YES: every rollout a success, none to evolve from). */
+  ormVerdict?: 'YES' | 'NO';
+  /** More model settings (a task generator, say), merged over the harness's. */
+  models?: ConfigInput['models'];
+  /** Acts on the running campaign (an operator); the run's result is awaited once it returns. */
+  whileRunning?(handle: WorkflowHandleWithFirstExecutionRunId): Promise<void>;
 }
 
 export async function runLlmCampaign<S extends ActorServer = VllmServer>(
@@ -82,7 +88,10 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
   const fixture = options.actor ? undefined : await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
   // S is VllmServer exactly when no other server is given.
   const vllm = (options.actor?.server ?? fixture) as S;
-  const orm: TestServer = await startServer(() => ({ json: chatCompletion('YES', 'orm', [{ token: 'YES', logprob: Math.log(0.7) }, { token: 'NO', logprob: Math.log(0.3) }]) }));
+  const yes = options.ormVerdict === 'NO' ? 0.3 : 0.7;
+  const orm: TestServer = await startServer(() => ({
+    json: chatCompletion(options.ormVerdict ?? 'YES', 'orm', [{ token: 'YES', logprob: Math.log(yes) }, { token: 'NO', logprob: Math.log(1 - yes) }]),
+  }));
   const critic: TestServer = await startServer((request) => ({ json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) } }));
   const shared = await mkdtemp(join(tmpdir(), 'webrl-shared-adapters-'));
   const tiny = options.like ?? (await tinyCampaignConfig(stack, name, { phases }));
@@ -113,6 +122,7 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
         serving === 'vllm-lora'
           ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared }
           : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${fixture!.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
+      ...options.models,
     },
   });
   const store = new ArtifactStore(config.s3, stack.secrets.s3);
@@ -146,6 +156,7 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
   };
   try {
     const handle = await startCampaign(client, store, config);
+    await options.whileRunning?.(handle);
     const final = (await handle.result()) as CampaignProgress;
     const manifests = await readPhaseManifests(store, name);
     const actedBy = async (phase: number, purpose: string) => {

@@ -4,6 +4,8 @@
  * read from what it prints, and each site's server-side counters (`/__webrl/health`).
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../../env/site-urls';
 import { credentialVariables } from '../../env/login-forms';
 import { EMBEDDED_USERNAMES } from '../../env/embedded-sites';
@@ -57,4 +59,40 @@ export async function serveSites(): Promise<ServedSites> {
 /** The `campaign.environment.webarena.sites` entries for served sites (URLs; resets and caps added by the caller). */
 export function servedSiteSettings(served: ServedSites, extra: (site: EmbeddedSiteName) => Record<string, unknown> = () => ({})): Record<string, unknown> {
   return Object.fromEntries(EMBEDDED_SITE_NAMES.map((site) => [site, { url: served.urls[site], ...extra(site) }]));
+}
+
+/** A site reached through a relay the test can take down and bring back on the same port: an outage. */
+export interface InterruptibleSite {
+  /** The site's URL through the relay. */
+  url: string;
+  down(): Promise<void>;
+  up(): Promise<void>;
+}
+
+export async function interruptibleSite(target: string): Promise<InterruptibleSite> {
+  const upstream = new URL(target);
+  const sockets = new Set<Socket>();
+  const relay = createServer((client) => {
+    const site = connect(Number(upstream.port), upstream.hostname);
+    for (const socket of [client, site]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => (socket === client ? site : client).destroy());
+    }
+    client.pipe(site).pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const port = (relay.address() as AddressInfo).port;
+  const url = new URL(target);
+  url.host = `127.0.0.1:${port}`;
+  return {
+    url: url.toString().replace(/\/$/, target.endsWith('/') ? '/' : ''),
+    async down() {
+      const closed = new Promise<void>((resolve) => relay.close(() => resolve()));
+      // Open keep-alive connections would outlive the listener: a site that is down answers nothing.
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+    up: () => new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve)),
+  };
 }
