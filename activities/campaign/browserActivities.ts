@@ -71,7 +71,8 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
   return {
     async prepareEnvironment(input) {
       const config = await ctx.config(input);
-      return prepareWebArena(runtime, config, input.moment);
+      const resetsOnce = (resets: () => Promise<string[]>) => ctx.once(ctx.key(input, 'environment', `resets-${input.moment}`), async () => ({ objects: [], data: await resets() }));
+      return prepareWebArena(runtime, config, input.moment, resetsOnce);
     },
 
     async collectDemonstrations(scope) {

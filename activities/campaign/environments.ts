@@ -69,14 +69,21 @@ export function siteUnavailableFailure(message: string): ApplicationFailure {
 
 /**
  * Before a phase (`phase`) and before its evaluation (`evaluation`): the resets the sites' policies
- * ask for at that moment, then a health check of every site. Nothing to do on the embedded backend.
+ * ask for at that moment, then a health check of every site. `once` runs the resets at most once per
+ * phase and moment (a retried phase does not reset again what its finished part already reset); the
+ * health check runs every time. Nothing to do on the embedded backend.
  */
-export async function prepareWebArena(runtime: BrowserRuntime, config: Config, moment: ResetMoment): Promise<{ reset: string[]; checked: string[] }> {
+export async function prepareWebArena(
+  runtime: BrowserRuntime,
+  config: Config,
+  moment: ResetMoment,
+  once: (resets: () => Promise<string[]>) => Promise<string[]> = (resets) => resets(),
+): Promise<{ reset: string[]; checked: string[] }> {
   if (config.campaign.environment.backend !== 'webarena') return { reset: [], checked: [] };
   const sites = runtime.webArenaSites(config);
   const down = await sites.unavailable();
   if (down.length) throw siteUnavailableFailure(down.map((site) => site.message).join('; '));
-  const reset = await sites.resetAt(moment);
+  const reset = await once(() => sites.resetAt(moment));
   // A reset may restart a site: it must answer again before episodes go there.
   const back = reset.length ? await sites.unavailable(reset) : [];
   if (back.length) throw siteUnavailableFailure(`after its reset, ${back.map((site) => site.message).join('; ')}`);
