@@ -19,6 +19,12 @@ export interface LoginForm {
   submit: ButtonLocator;
   /** A page only a signed-in user sees (relative to the site's URL), for checking a session. */
   checkPath(username: string): string;
+  /**
+   * Text that page shows only when signed in, for a site that answers it with its sign-in form in
+   * place (WebArena's auto-login keywords); without one, a session is good while the page does not
+   * redirect.
+   */
+  checkKeyword?: string;
 }
 
 export const LOGIN_FORMS: Partial<Record<SiteName, LoginForm>> = {
@@ -35,6 +41,7 @@ export const LOGIN_FORMS: Partial<Record<SiteName, LoginForm>> = {
     password: { by: 'placeholder', text: 'password' },
     submit: { by: 'role', name: 'Sign in' },
     checkPath: () => '/dashboard',
+    checkKeyword: 'Dashboard',
   },
   reddit: {
     path: '/login',
@@ -42,6 +49,7 @@ export const LOGIN_FORMS: Partial<Record<SiteName, LoginForm>> = {
     password: { by: 'label', text: 'Password' },
     submit: { by: 'role', name: 'Log in' },
     checkPath: (username) => `/user/${encodeURIComponent(username)}/account`,
+    checkKeyword: 'Delete',
   },
   gitlab: {
     path: '/users/sign_in',

@@ -74,21 +74,24 @@ export function accountOf(site: WebArenaSite, env: NodeJS.ProcessEnv): { usernam
   return { username: username!, password: password! };
 }
 
-/** Per-site storage states of one worker, signed in on first use and again after `invalidate`. */
 /**
- * Whether a stored state still opens the site's signed-in page over plain HTTP (cheap; a site whose
- * expired session shows its form without redirecting is caught at the episode's end instead).
+ * Whether a stored state still opens the site's signed-in page, checked over plain HTTP (cheap) as
+ * WebArena's auto-login checks it: the page shows the site's keyword where it has one (a Magento admin
+ * answers with its sign-in form in place), else it answers at its own URL rather than redirecting.
  */
 async function sessionAlive(site: WebArenaSite, state: StorageState, username: string): Promise<boolean> {
   const form = site.form as LoginForm;
   const host = new URL(site.url).hostname;
   const cookie = state.cookies.filter((c) => c.domain.replace(/^\./, '') === host).map((c) => `${c.name}=${c.value}`).join('; ');
-  const response = await fetch(`${site.url}${form.checkPath(username)}`, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
+  const checkUrl = `${site.url}${form.checkPath(username)}`;
+  const response = await fetch(checkUrl, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
+  if (form.checkKeyword) return (await response.text()).includes(form.checkKeyword);
   await response.body?.cancel();
   const path = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
-  return path(response.url) !== path(`${site.url}${form.path}`);
+  return response.ok && path(response.url) === path(checkUrl);
 }
 
+/** Per-site storage states of one worker, signed in on first use and again after `invalidate`. */
 export class SiteSessions {
   private readonly states = new Map<string, Promise<StorageState>>();
   private readonly checked = new Map<string, number>();

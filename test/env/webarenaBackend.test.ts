@@ -126,7 +126,7 @@ describe('the webarena backend on the embedded sites served in their own process
     assert.equal(sites.sessions.signIns.get('reddit'), signIns + 1);
 
     // The site ends every session behind the worker's back: the next episode finds its state expired
-    // (the check page redirects to the sign-in form) and signs in afresh before it starts.
+    // (its account page, the check page, no longer shows "Delete") and signs in afresh before it starts.
     await fetch(`${origin}/__webrl/reset`, { method: 'POST' });
     assert.equal((await run()).outcome.score, 1);
     assert.equal(sites.sessions.signIns.get('reddit'), signIns + 2);

@@ -278,6 +278,14 @@ export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
       return layout(ctx, 'Edit biography', html`<h1>Edit biography</h1><form method="post" action="/user/${s.me}/edit_biography"><label for="user_biography_biography">Biography</label>
 <textarea name="user_biography[biography]" id="user_biography_biography" rows="4" cols="60">${s.bios.get(s.me) ?? ''}</textarea> <button type="submit" id="user_biography_submit">Save</button></form>`);
     })
+    // The account settings page WebArena's auto-login opens to check a session ("Delete" on it means signed in).
+    .get('/user/:name/account', (ctx) => {
+      const s = ctx.state;
+      if (ctx.params.name !== s.me) notFound('account you may change');
+      return layout(ctx, 'Account', html`<h1>Account</h1><p>Signed in as <a href="/user/${s.me}">${s.me}</a>.</p>
+<p><a href="/user/${s.me}/edit_biography" class="edit-biography">Edit biography</a></p>
+<h2>Delete account</h2><p>Accounts on this forum are deleted by its administrators.</p>`);
+    })
     .post('/user/:name/edit_biography', (ctx) => {
       const s = ctx.state;
       if (ctx.params.name !== s.me) notFound('biography you may edit');
