@@ -18,10 +18,9 @@ import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
 import { startEmbeddedSites } from '../env/embedded-sites';
 import { Rng } from '../env/random';
 import { generateTasks } from '../env/tasks/generate';
-import { parseConfig } from '../config/load';
 import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment';
 import { asWebArenaTask } from '../cli/env';
-import { serveSites, servedSiteSettings } from '../test/harness/servedSites';
+import { serveSites, servedWebArenaConfig } from '../test/harness/servedSites';
 import type { EpisodeEnvironment } from '../browser/contract';
 import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/site-urls';
 
@@ -36,18 +35,7 @@ const env = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks });
 // The webarena backend on served sites, and the embedded backend on the same tasks: ms per step.
 const served = await serveSites();
 Object.assign(process.env, served.credentials);
-const webarenaConfig = parseConfig({
-  campaign: {
-    phase: { curriculum: false },
-    environment: {
-      backend: 'webarena',
-      webarena: {
-        sites: servedSiteSettings(served, (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: { http: { url: `${served.origins[site]}/__webrl/reset` } }, policy: { everyNEpisodes: 1 } } })),
-        tasks: { train: { path: 'unused.json' }, test: { path: 'unused.json' } },
-      },
-    },
-  },
-}).campaign.environment.webarena!;
+const webarenaConfig = servedWebArenaConfig(served, 'unused.json', (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } } }));
 const sample = WEBARENA_PER_SITE > 0 ? EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites[0] === site).slice(0, WEBARENA_PER_SITE)) : tasks;
 const exported = sample.map(asWebArenaTask);
 async function oracleRun(label: string, environment: EpisodeEnvironment, urls: SiteUrls, pool: BrowserPool): Promise<{ solved: number; stepMs: number }> {

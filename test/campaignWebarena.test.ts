@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { campaignProgress, campaignWorkflowId, retryFailedPhase } from '../campaign/control';
-import { EMBEDDED_SITE_NAMES } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/site-urls';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { runWebrl } from './harness/cli';
 import { recordHistories } from './harness/histories';
@@ -105,10 +105,10 @@ describe('a webarena-mode campaign against served sites', () => {
       const tasks = forum ? UPVOTE_TASKS.map((intent) => ({ intent, start_url: '__REDDIT__' })) : [];
       return { json: chatCompletion(JSON.stringify(tasks), 'generator') };
     });
-    const reset = (site: string) =>
-      site === 'reddit'
-        ? { hook: { command: `curl -sf -X POST ${served.origins.reddit}/__webrl/reset > /dev/null` }, policy: 'beforeEvaluation' }
-        : { hook: { http: { url: `${served.origins[site as 'shopping']}/__webrl/reset` } }, policy: site === 'gitlab' ? 'oncePerPhase' : 'beforeEvaluation' };
+    const reset = (site: EmbeddedSiteName) => ({
+      hook: served.resetHook(site, site === 'reddit' ? 'command' : 'http'),
+      policy: site === 'gitlab' ? 'oncePerPhase' : 'beforeEvaluation',
+    });
     const sites = servedSiteSettings(served, (site) => ({ reset: reset(site), maxConcurrentEpisodes: site === 'reddit' ? 1 : 2 }));
     sites.reddit = { ...(sites.reddit as object), url: reddit.url };
     const testTasks = JSON.parse(await readFile(join(dir, 'test.json'), 'utf8')) as WebArenaTask[];

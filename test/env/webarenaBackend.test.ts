@@ -20,7 +20,7 @@ import { WebArenaEnvironment, WebArenaSites } from '../../env/webarena/environme
 import { webArenaProblems } from '../../env/webarena/preflight';
 import { freePort } from '../../infra/processes';
 import { runWebrl } from '../harness/cli';
-import { serveSites, servedSiteSettings, type ServedSites } from '../harness/servedSites';
+import { serveSites, servedWebArenaConfig, type ServedSites } from '../harness/servedSites';
 import type { EpisodeEnvironment } from '../../browser/contract';
 
 /** One exported test task per template (seeded), or all of them with WEBRL_ENV_ORACLE_ALL=1. */
@@ -29,16 +29,6 @@ function sampleByTemplate(tasks: WebArenaTask[], size: number): WebArenaTask[] {
   const chosen = new Map<number | undefined, WebArenaTask>();
   for (const task of new Rng(39).shuffle(tasks)) if (!chosen.has(task.intent_template_id)) chosen.set(task.intent_template_id, task);
   return [...chosen.values()].slice(0, size);
-}
-
-function webarenaConfig(served: ServedSites, dir: string, sites: (site: string) => Record<string, unknown> = () => ({}), extra: Record<string, unknown> = {}) {
-  const file = join(dir, 'test.json');
-  return parseConfig({
-    campaign: {
-      phase: { curriculum: false },
-      environment: { backend: 'webarena', webarena: { sites: servedSiteSettings(served, sites), tasks: { train: { path: file }, test: { path: file } }, healthCheck: { attempts: 2, intervalSeconds: 0.2, timeoutSeconds: 5 }, ...extra } },
-    },
-  }).campaign.environment.webarena!;
 }
 
 describe('the webarena backend on the embedded sites served in their own process', () => {
@@ -72,7 +62,7 @@ describe('the webarena backend on the embedded sites served in their own process
   test('oracle episodes score the same on the served sites (login, a reset before every episode, one episode per site) as on the embedded ones', async () => {
     const tasks = sampleByTemplate(exported, 12);
     const sites = new WebArenaSites(
-      webarenaConfig(served, dir, (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: { http: { url: `${served.origins[site as 'shopping']}/__webrl/reset` } }, policy: { everyNEpisodes: 1 } } })),
+      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } } })),
       () => pool.openContext(),
     );
     const embeddedSites = await startEmbeddedSites();
@@ -112,7 +102,7 @@ describe('the webarena backend on the embedded sites served in their own process
     const writer = exported.find((task) => task.sites[0] === 'reddit' && task.eval.eval_types.includes('program_html'))!;
     const origin = served.origins.reddit;
     const sites = new WebArenaSites(
-      webarenaConfig(served, dir, (site) => (site === 'reddit' ? { reset: { hook: { command: `curl -sf -X POST ${origin}/__webrl/reset > /dev/null` }, policy: 'oncePerPhase' } } : {}), { sessionCheckSeconds: 0 }),
+      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => (site === 'reddit' ? { reset: { hook: served.resetHook('reddit', 'command'), policy: 'oncePerPhase' } } : {}), { sessionCheckSeconds: 0 }),
       () => pool.openContext(),
     );
     const environment = new WebArenaEnvironment(sites, [writer]);
@@ -133,7 +123,7 @@ describe('the webarena backend on the embedded sites served in their own process
   });
 
   test('a per-site cap holds episodes back; the health check names a site that is down', async () => {
-    const sites = new WebArenaSites(webarenaConfig(served, dir, (site) => (site === 'gitlab' ? { maxConcurrentEpisodes: 2 } : {})), () => pool.openContext());
+    const sites = new WebArenaSites(servedWebArenaConfig(served, join(dir, 'test.json'), (site) => (site === 'gitlab' ? { maxConcurrentEpisodes: 2 } : {})), () => pool.openContext());
     const [a, b] = [await sites.enter(['gitlab']), await sites.enter(['gitlab'])];
     let third = false;
     const waiting = sites.enter(['gitlab']).then((release) => ((third = true), release));

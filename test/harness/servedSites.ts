@@ -10,6 +10,8 @@ import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../../env/site-urls'
 import { credentialVariables } from '../../env/login-forms';
 import { EMBEDDED_USERNAMES } from '../../env/embedded-sites';
 import { startWebrl, type RunningWebrl } from './cli';
+import { parseConfig } from '../../config/load';
+import type { WebArenaConfig } from '../../config/schema';
 
 export interface ServedSites {
   urls: Record<EmbeddedSiteName, string>;
@@ -19,6 +21,8 @@ export interface ServedSites {
   passwords: string[];
   process: RunningWebrl;
   health(site: EmbeddedSiteName): Promise<{ logins: number; resets: number; changedRows: number }>;
+  /** The reset hooks a config can name for a site: a POST to its reset endpoint, or curl doing it. */
+  resetHook(site: EmbeddedSiteName, kind: 'http' | 'command'): Record<string, unknown>;
   stop(): Promise<void>;
 }
 
@@ -49,6 +53,10 @@ export async function serveSites(): Promise<ServedSites> {
       const response = await fetch(`${origins[site]}/__webrl/health`);
       return (await response.json()) as { logins: number; resets: number; changedRows: number };
     },
+    resetHook(site, kind) {
+      const url = `${origins[site]}/__webrl/reset`;
+      return kind === 'http' ? { http: { url } } : { command: `curl -sf -X POST ${url} > /dev/null` };
+    },
     async stop() {
       served.signal('SIGTERM');
       await served.exited;
@@ -59,6 +67,20 @@ export async function serveSites(): Promise<ServedSites> {
 /** The `campaign.environment.webarena.sites` entries for served sites (URLs; resets and caps added by the caller). */
 export function servedSiteSettings(served: ServedSites, extra: (site: EmbeddedSiteName) => Record<string, unknown> = () => ({})): Record<string, unknown> {
   return Object.fromEntries(EMBEDDED_SITE_NAMES.map((site) => [site, { url: served.urls[site], ...extra(site) }]));
+}
+
+/**
+ * The `webarena` settings for served sites, with one task file for both splits and a health check
+ * that names a dead site quickly (served sites answer at once); `settings` adds to or replaces them.
+ */
+export function servedWebArenaConfig(
+  served: ServedSites,
+  taskFile: string,
+  sites: (site: EmbeddedSiteName) => Record<string, unknown> = () => ({}),
+  settings: Record<string, unknown> = {},
+): WebArenaConfig {
+  const webarena = { sites: servedSiteSettings(served, sites), tasks: { train: { path: taskFile }, test: { path: taskFile } }, healthCheck: { attempts: 2, intervalSeconds: 0.2, timeoutSeconds: 5 }, ...settings };
+  return parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena } } }).campaign.environment.webarena!;
 }
 
 /** A site reached through a relay the test can take down and bring back on the same port: an outage. */
