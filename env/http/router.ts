@@ -90,6 +90,10 @@ export function page(body: Html, status = 200): Reply {
   return { status, headers: { 'content-type': 'text/html; charset=utf-8' }, body: body.value };
 }
 
+export function json(value: unknown, status = 200): Reply {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) };
+}
+
 export function redirect(location: string): Reply {
   return { status: 303, headers: { location }, body: '' };
 }

@@ -16,7 +16,7 @@ import { LOGIN_FORMS, renderLoginPage } from '../login-forms';
 import { changedRows } from '../state/cow-table';
 import { EpisodeStore, episodeIdFromCookie } from '../state/episodes';
 import { Html, html } from '../html';
-import { HttpError, page, type Reply, type Router } from './router';
+import { HttpError, json, page, type Reply, type Router } from './router';
 
 export interface SiteApp<S> {
   name: EmbeddedSiteName;
@@ -129,7 +129,7 @@ export async function startSiteServer<S>(
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (path === '/__webrl/health') {
       const body = { site: app.name, mode: 'standalone', logins: site.logins, failedLogins: site.failedLogins, resets: site.resets, changedRows: changedRows(site.state) };
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+      return json(body);
     }
     if (path === '/__webrl/reset') {
       if (req.method !== 'POST') return { status: 405, headers: { allow: 'POST' }, body: '' };
@@ -138,7 +138,7 @@ export async function startSiteServer<S>(
       site.sessions.clear();
       site.resets++;
       log(`reset ${app.name}: seeded state restored (${dropped} changed rows dropped), sessions ended`);
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ site: app.name, droppedRows: dropped }) };
+      return json({ site: app.name, droppedRows: dropped });
     }
     const session = cookieValue(req.headers.cookie, cookie);
     const signedIn = Boolean(session && site.sessions.has(session));
@@ -188,7 +188,7 @@ export async function startSiteServer<S>(
       return send(res, { status: 204, headers: {}, body: '' });
     }
     if (url.pathname === '/__webrl/health') {
-      return send(res, { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ site: app.name, episodes: store.size }) });
+      return send(res, json({ site: app.name, episodes: store.size }));
     }
     const episodeId = shared ? undefined : episodeIdFromCookie(req.headers.cookie);
     const state = shared ? (shared.state as S) : episodeId === undefined ? store.publicState : store.get(episodeId);

@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Secret, type ShopAdminAccount } from '../../../config/secrets';
-import type { Reply, RequestContext, Router } from '../../http/router';
+import { json, type RequestContext, type Router } from '../../http/router';
 import type { AdminState } from '../shopping-admin/state';
 import type { Review } from './catalog';
 import { orderNumber } from './data';
@@ -121,10 +121,6 @@ export function restReview(review: Review): RestReview {
     store_id: 1,
     stores: [1],
   };
-}
-
-function json(status: number, value: unknown): Reply {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(value) };
 }
 
 function authorized(ctx: RequestContext<unknown>): boolean {
@@ -252,30 +248,30 @@ export function addRestRoutes<S>(router: Router<S>, source: RestSource<S>, admin
       try {
         credentials = JSON.parse(ctx.body) as typeof credentials;
       } catch {
-        return json(400, { message: 'The request body must be JSON: {"username": ..., "password": ...}.' });
+        return json({ message: 'The request body must be JSON: {"username": ..., "password": ...}.' }, 400);
       }
       if (credentials?.username !== admin.username || credentials?.password !== admin.password) {
-        return json(401, { message: 'The sign-in was incorrect or the account is disabled.' });
+        return json({ message: 'The sign-in was incorrect or the account is disabled.' }, 401);
       }
-      return json(200, ADMIN_TOKEN);
+      return json(ADMIN_TOKEN);
     })
     .get('/rest/:store?/V1/orders', (ctx) => {
-      if (!authorized(ctx)) return json(401, UNAUTHORIZED);
+      if (!authorized(ctx)) return json(UNAUTHORIZED, 401);
       let criteria: SearchCriteria;
       try {
         criteria = parseSearchCriteria(ctx.query);
       } catch (error) {
-        if (error instanceof CriteriaError) return json(400, { message: error.message });
+        if (error instanceof CriteriaError) return json({ message: error.message }, 400);
         throw error;
       }
       const { items, total } = search(source.orders(ctx.state), criteria);
-      return json(200, { items, search_criteria: criteria, total_count: total });
+      return json({ items, search_criteria: criteria, total_count: total });
     })
     .get('/rest/:store?/V1/products/:sku/reviews', (ctx) => {
-      if (!authorized(ctx)) return json(401, UNAUTHORIZED);
+      if (!authorized(ctx)) return json(UNAUTHORIZED, 401);
       const reviews = source.reviews(ctx.state, ctx.params.sku ?? '');
-      if (!reviews) return json(404, { message: `The product with SKU "${ctx.params.sku}" does not exist.` });
-      return json(200, reviews);
+      if (!reviews) return json({ message: `The product with SKU "${ctx.params.sku}" does not exist.` }, 404);
+      return json(reviews);
     });
 }
 
