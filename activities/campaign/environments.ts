@@ -77,7 +77,7 @@ export async function prepareWebArena(
   runtime: BrowserRuntime,
   config: Config,
   moment: ResetMoment,
-  once: (resets: () => Promise<string[]>) => Promise<string[]> = (resets) => resets(),
+  once: (resets: () => Promise<string[]>) => Promise<string[]>,
 ): Promise<{ reset: string[]; checked: string[] }> {
   if (config.campaign.environment.backend !== 'webarena') return { reset: [], checked: [] };
   const sites = runtime.webArenaSites(config);

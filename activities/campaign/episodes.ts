@@ -88,8 +88,7 @@ export interface RunTasksRequest {
 /** Runs every task (resuming from stored trajectories) and returns their index rows in task order. */
 export async function runTasks(request: RunTasksRequest): Promise<TrajectoryIndexRow[]> {
   const { ctx, runtime, config, tasks, prefix } = request;
-  const chosen = await campaignEnvironment(runtime, config, tasks);
-  const environment = chosen.environment;
+  const { environment, siteUrls, webarena } = await campaignEnvironment(runtime, config, tasks);
   const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`, `${prefix}actions/`);
   let done = 0;
   const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
@@ -109,7 +108,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
       // A cancelled shard (the phase failed elsewhere) starts no more episodes on the sites.
       if (cancelled.aborted) throw cancelled.reason;
       const recorder = recordingPolicy(request.policyFor(task));
-      const policyTask: PolicyTask = toEpisodeTask(task, chosen.siteUrls);
+      const policyTask: PolicyTask = toEpisodeTask(task, siteUrls);
       const { outcome } = await runtime.pool.runEpisode({
         task: policyTask,
         policy: recorder.policy,
@@ -127,7 +126,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         Context.current().log.warn('episode hit an infrastructure failure', { taskId, attempt, reason: outcome.reason, detail: outcome.detail });
         if (attempt >= INFRA_ATTEMPTS) {
           // On WebArena's sites, a site that stays down is named and the phase waits for an operator.
-          const down = await chosen.webarena?.unavailable(task.sites);
+          const down = await webarena?.unavailable(task.sites);
           if (down?.length) throw siteUnavailableFailure(`task ${taskId}: ${down.map((site) => site.message).join('; ')}`);
           throw new InfrastructureFailure(`task ${taskId}: ${outcome.reason} after ${attempt} attempts: ${outcome.detail ?? ''}`);
         }
