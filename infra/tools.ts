@@ -25,8 +25,8 @@ export interface ResolvedTool {
   name: string;
   path: string;
   version: string;
-  /** How it was obtained: env, path, gobin, installed. */
-  source: 'env' | 'path' | 'gobin' | 'installed';
+  /** How it was obtained: env, path, gobin, datadir (an environment made earlier), installed. */
+  source: 'env' | 'path' | 'gobin' | 'datadir' | 'installed';
 }
 
 async function isExecutable(path: string): Promise<boolean> {
@@ -77,7 +77,7 @@ async function versionOf(path: string, args: string[]): Promise<string> {
 }
 
 /** Streams a long install's output with a prefix, so the user sees progress instead of silence. */
-async function runLoud(command: string, args: string[], log: Log, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runLoud(command: string, args: string[], log: Log, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   log(`running: ${command} ${args.join(' ')}`);
   await new Promise<void>((resolve, reject) => {
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -213,7 +213,7 @@ export async function ensureTools(log: Log = () => {}): Promise<Toolset> {
 }
 
 export function describeTool(tool: ResolvedTool): string {
-  const how = { env: 'from environment', path: 'found on PATH', gobin: 'found in Go bin', installed: 'installed now' }[
+  const how = { env: 'from environment', path: 'found on PATH', gobin: 'found in Go bin', datadir: 'found in data dir', installed: 'installed now' }[
     tool.source
   ];
   return `${tool.name.padEnd(9)} ${how.padEnd(17)} ${tool.path}  (${tool.version})`;

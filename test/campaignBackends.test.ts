@@ -286,7 +286,7 @@ describe('campaign activities with remote model backends', () => {
 
     const failing = await scope({ models: { trainer: { backend: 'external', command: `${command} --mode fail` } } });
     const data = await ctx.writeDataset(ctx.key(failing.scope, 'experience.jsonl'), [{ a: 1 }]);
-    await assert.rejects(run(activities.trainCritic, { ...failing.scope, experience: data, critic: init }), /exited with code 3[\s\S]*CUDA out of memory/);
+    await assert.rejects(run(activities.trainCritic, { ...failing.scope, experience: data, critic: init }), /exited with code 1[\s\S]*CUDA out of memory/);
     assert.equal(await stack.store.readManifest(manifestKey(ctx.key(failing.scope, 'checkpoints', 'critic.onnx'))), undefined);
   });
 

@@ -172,7 +172,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     assert.equal(actor.requests.length, 4);
     const body = actor.requests[0]!.body as Record<string, unknown>;
     assert.equal(actor.requests[0]!.url, '/v1/completions');
-    assert.deepEqual([body.model, body.temperature, body.max_tokens, body.stop], [MODEL, 0.7, 256, ['<|eot_id|>']]);
+    assert.deepEqual([body.model, body.temperature, body.top_p, body.top_k, body.max_tokens, body.stop], [MODEL, 0.7, 1, -1, 256, ['<|eot_id|>']]);
     assert.ok(String(body.prompt).endsWith('<|start_header_id|>assistant<|end_header_id|>\n'));
 
     // A retried shard returns the published result without asking the model again.
@@ -196,8 +196,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
         logprobs.token_logprobs = logprobs.token_logprobs.map((value) => (value === null ? null : lp));
         return { json: reply };
       }
-      const reply = promptLogprobsCompletion(body.prompt, body.model);
-      for (const entry of reply.choices[0]!.prompt_logprobs) for (const token of Object.values(entry ?? {})) token.logprob = lp;
+      const reply = promptLogprobsCompletion(body.prompt, body.model, { tokenIds: true });
+      for (const entry of reply.choices[0]!.prompt_logprobs) for (const token of Object.values(entry ?? {}) as { logprob: number }[]) token.logprob = lp;
       return { json: reply };
     });
 
@@ -268,7 +268,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       );
       for (const body of sent) {
         if (mode === 'echo') assert.deepEqual([body.echo, body.logprobs, body.max_tokens], [true, 1, 0]);
-        else assert.deepEqual([body.prompt_logprobs, body.max_tokens], [0, 1]);
+        else assert.deepEqual([body.prompt_logprobs, body.max_tokens, body.return_token_ids], [0, 1, true]);
       }
 
       // The training records beside the experience: the same steps, with the exact prompt text, WebRL's

@@ -1,12 +1,15 @@
 /**
- * The serving handoff (activities/campaign/deployActivities.ts) against a vLLM-like server on the real
- * store: a directory checkpoint is synced and loaded under the phase's name, byte for byte; a retried
- * deployment loads nothing twice; old adapters are unloaded; a rejected adapter, a taken name, a failed
- * deploy command and a name never listed fail non-retryably with the server's words; the rollout and
- * scoring clients ask for the served name.
+ * The serving handoff (activities/campaign/deployActivities.ts) on the real store. `vllm-lora` against
+ * real vLLM (its CPU build, provisioned by the project) serving a tiny Llama with --max-lora-rank 8: a
+ * directory checkpoint is synced and loaded under the phase's name, byte for byte; a retried deployment,
+ * and one racing its own first load, load nothing twice; old adapters are unloaded; after a vLLM restart
+ * the adapter is loaded again when it is next asked for; adapters vLLM refuses (rank above its limit,
+ * missing on its disk) and a taken name fail non-retryably with vLLM's words, a too-high rank before
+ * anything reaches the server. `command` against the scriptable fixture (a user's deploy script). The
+ * rollout and scoring clients ask for the served name.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,36 +18,47 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArtifactStore } from '../storage/artifactStore';
 import { CampaignContext } from '../activities/campaign/context';
-import { createDeployActivities, servedModelName } from '../activities/campaign/deployActivities';
+import { createDeployActivities, servedActor, servedModelName } from '../activities/campaign/deployActivities';
 import { remoteActorPolicy, remoteActorScorer } from '../activities/campaign/backends';
+import { createCompletionsActorScorer } from '../models/remote/completionsActor';
 import { parseConfig } from '../config/load';
 import { manifestKey } from '../storage/keys';
 import { uploadCheckpoint } from '../storage/checkpoints';
 import type { PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
+import { writeLoraAdapter } from './harness/loraAdapter';
 import { startTestStack, type TestStack } from './harness/stack';
-import { startVllmServer, type VllmServer } from './models/fixtures/vllmServer';
+import { sha256Files, startRecordedVllm, tinyModel, type RecordedVllm } from './harness/vllm';
+import { startVllmServer as startVllmFixture, type VllmServer } from './models/fixtures/vllmServer';
 
 const run = activityRunner();
 const DEPLOY_SCRIPT = fileURLToPath(new URL('./models/fixtures/deployAdapter.mjs', import.meta.url));
+const BASE = 'tiny-llama';
 
 describe('deployModels: serving each phase’s actor', () => {
   let stack: TestStack;
   let ctx: CampaignContext;
-  let vllm: VllmServer;
+  let vllm: RecordedVllm;
+  let fixture: VllmServer;
+  let scratch: string;
   let shared: string;
+  let model: string;
   let campaigns = 0;
 
   before(async () => {
+    scratch = await mkdtemp(join(tmpdir(), 'webrl-deploy-'));
+    shared = join(scratch, 'adapters');
+    model = tinyModel();
     stack = await startTestStack();
     ctx = new CampaignContext(stack.store, join(stack.dir, 'work'));
-    shared = await mkdtemp(join(tmpdir(), 'webrl-adapters-'));
-    vllm = await startVllmServer({ base: 'base-llm', answer: (model) => `answer from ${model}` });
+    vllm = await startRecordedVllm({ model, servedModelName: BASE, maxLoraRank: 8, maxModelLen: 4096, logFile: join(scratch, 'vllm.log') });
+    fixture = await startVllmFixture({ base: BASE, answer: (name) => `answer from ${name}` });
   });
   after(async () => {
     await vllm?.close();
-    await rm(shared, { recursive: true, force: true });
+    await fixture?.close();
     await stack?.stop();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   async function campaign(serving: Record<string, unknown>, id = `deploy-${++campaigns}`): Promise<(phase: number) => PhaseScope> {
@@ -52,7 +66,7 @@ describe('deployModels: serving each phase’s actor', () => {
       s3: stack.config.s3,
       stack: stack.config.stack,
       models: {
-        actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: 'base-llm' },
+        actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: BASE },
         trainer: { backend: 'external', command: 'train {data} {out}' },
         serving,
       },
@@ -63,15 +77,10 @@ describe('deployModels: serving each phase’s actor', () => {
   }
 
   /** A trained adapter directory in the store, as the external trainer leaves it. */
-  async function adapter(scope: PhaseScope, weights: string): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'webrl-adapter-'));
-    await writeFile(join(dir, 'adapter_config.json'), JSON.stringify({ r: 8, base_model_name_or_path: 'base-llm' }));
-    await mkdir(join(dir, 'extra'));
-    await writeFile(join(dir, 'adapter_model.safetensors'), weights);
-    await writeFile(join(dir, 'extra', 'tokenizer.json'), '{}');
-    const key = ctx.key(scope, 'checkpoints', 'actor.onnx');
+  async function adapter(scope: PhaseScope, rank = 4, extraConfig?: Record<string, unknown>): Promise<string> {
+    const dir = await writeLoraAdapter(join(scratch, 'trained', `${scope.campaignId}-${scope.phase}`), { baseModel: model, rank, seed: 100 * campaigns + scope.phase, ...(extraConfig ? { extraConfig } : {}) });
+    const key = ctx.key(scope, 'checkpoints', 'actor');
     await uploadCheckpoint(stack.store, key, dir);
-    await rm(dir, { recursive: true });
     return key;
   }
 
@@ -81,90 +90,143 @@ describe('deployModels: serving each phase’s actor', () => {
     assert.match(error.message, pattern);
     return true;
   };
+  const loadsOf = (name: string) => vllm.requests.filter((r) => r.path === '/v1/load_lora_adapter' && r.loraName === name);
+  const listed = async () => ((await (await fetch(`${vllm.baseUrl}/models`)).json()) as { data: { id: string; root: string }[] }).data;
 
-  test('vllm-lora: synced, loaded once under the phase name, byte for byte; old phases unloaded', async () => {
-    const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, keepPhases: 2 });
+  test('vllm-lora: synced, loaded once under the phase name, byte for byte; retries and a racing retry load nothing twice; old phases unloaded', async () => {
+    const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, keepPhases: 2, maxLoraRank: 8 });
     const { deployModels } = createDeployActivities({ ctx });
     for (const phase of [0, 1, 2]) {
       const scope = scopeOf(phase);
-      const actor = await adapter(scope, `weights of phase ${phase}`);
-      const result = await run(deployModels, { ...scope, actor });
+      const actor = await adapter(scope);
       const name = `${scope.campaignId}-p${phase}-actor`;
-      assert.deepEqual(result.served, { actor: { name, checkpoint: actor } });
+      let results: Awaited<ReturnType<typeof deployModels>>[];
+      if (phase === 1) {
+        // A retry that starts while the first attempt's load is on its way: the retry's load arrives
+        // first, and vLLM answers the first attempt's with 400 "already been loaded", a success.
+        const hold = vllm.holdNext('/v1/load_lora_adapter');
+        const first = run(deployModels, { ...scope, actor });
+        await hold.held;
+        const retry = await run(deployModels, { ...scope, actor });
+        hold.release();
+        results = [await first, retry];
+        assert.deepEqual(loadsOf(name).map((r) => r.status), [400, 200], 'the retry loaded it; the first attempt, sent earlier, was told it is loaded');
+      } else {
+        results = [await run(deployModels, { ...scope, actor })];
+      }
+      for (const result of results) assert.deepEqual(result.served, { actor: { name, checkpoint: actor } });
       assert.equal(await servedModelName(stack.store, actor), name);
-      const load = vllm.loads.find((l) => l.name === name)!;
-      assert.equal(load.path, join(shared, scope.campaignId, `phase-${phase}`, 'actor'));
-      assert.equal(load.files.get('adapter_model.safetensors')!.toString(), `weights of phase ${phase}`);
-      assert.deepEqual([...load.files.keys()].sort(), ['adapter_config.json', 'adapter_model.safetensors', 'extra/tokenizer.json']);
+      const path = join(shared, scope.campaignId, `phase-${phase}`, 'actor');
+      const loaded = loadsOf(name).filter((r) => r.status === 200);
+      assert.equal(loaded.length, 1, `${name} loaded once: ${JSON.stringify(loadsOf(name))}`);
+      assert.equal(loaded[0]!.loraPath, path);
+      assert.deepEqual(loaded[0]!.files, await sha256Files(join(scratch, 'trained', `${scope.campaignId}-${phase}`)));
+      assert.equal((await listed()).find((m) => m.id === name)?.root, path, 'vLLM lists the adapter with the path as sent');
 
       // A retried activity finds its published deployment; one whose manifest never got written finds the
       // name listed with its adapter. Neither loads it again.
-      assert.deepEqual(await run(deployModels, { ...scope, actor }), result);
+      assert.deepEqual(await run(deployModels, { ...scope, actor }), results[0]);
       await stack.store.client.send(new DeleteObjectCommand({ Bucket: stack.store.bucket, Key: `${stack.store.prefix}${manifestKey(ctx.key(scope, 'serving', 'actor'))}` }));
-      assert.deepEqual(await run(deployModels, { ...scope, actor }), result);
-      assert.equal(vllm.loads.filter((l) => l.name === name).length, 1);
+      assert.deepEqual(await run(deployModels, { ...scope, actor }), results[0]);
+      assert.equal(loadsOf(name).filter((r) => r.status === 200).length, 1);
     }
-    assert.deepEqual(vllm.unloads, [`${scopeOf(0).campaignId}-p0-actor`], 'phase 0 is unloaded once phase 2 is served');
-    assert.deepEqual([...vllm.adapters.keys()], [`${scopeOf(1).campaignId}-p1-actor`, `${scopeOf(2).campaignId}-p2-actor`]);
+    const id = scopeOf(0).campaignId;
+    assert.deepEqual(vllm.requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]), [[`${id}-p0-actor`, 200]], 'phase 0 is unloaded once phase 2 is served');
+    assert.deepEqual((await listed()).map((m) => m.id).filter((m) => m.startsWith(id)), [`${id}-p1-actor`, `${id}-p2-actor`]);
 
-    // The rollout policy and the log-prob scorer ask the server for the served name.
-    const config = parseConfig({ models: { actor: { backend: 'completions', baseUrl: vllm.baseUrl, model: 'base-llm' }, trainer: { backend: 'external', command: 'train {data} {out}' } } });
-    const name = await servedModelName(stack.store, ctx.key(scopeOf(2), 'checkpoints', 'actor.onnx'));
+    // vLLM keeps runtime adapters in memory: after a restart the next rollout or scoring finds the
+    // adapter missing and loads it again from the shared directory, then asks for it by name.
+    const config = await ctx.config(scopeOf(2));
+    const actor = ctx.key(scopeOf(2), 'checkpoints', 'actor');
+    await vllm.kill();
+    await vllm.start();
+    assert.equal((await listed()).some((m) => m.id === `${id}-p2-actor`), false);
+    const name = await run(servedActor, ctx, config.models.serving, actor);
+    assert.equal(name, `${id}-p2-actor`);
+    assert.equal(loadsOf(name).filter((r) => r.status === 200).length, 2);
+    assert.equal(await run(servedActor, ctx, config.models.serving, actor), name, 'listed now: not loaded again');
+    assert.equal(loadsOf(name).length, 2);
+
     const before = vllm.requests.length;
     const policy = remoteActorPolicy(config.models, 0, name)!;
     const reply = await policy.act({ task: { intent: 'x' }, observation: { html: '<html></html>' }, history: [] } as never);
-    assert.equal(reply.response, `answer from ${name}`);
-    await remoteActorScorer(config.models, {}, undefined, name)!.logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
-    assert.deepEqual(vllm.requests.slice(before).map((r) => (r.body as { model: string }).model), [name, name]);
+    assert.equal(typeof reply.response, 'string');
+    const [scored] = await remoteActorScorer(config.models, {}, undefined, name)!.logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
+    assert.ok(scored!.tokens > 0 && Number.isFinite(scored!.logProb));
+    assert.deepEqual(vllm.requests.slice(before).map((r) => [r.model, r.status]), [[name, 200], [name, 200]]);
   });
 
-  test('a name served with another checkpoint is refused, naming both; a rejected adapter fails the phase', async () => {
-    const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared });
+  test('log-probs agree in echo and prompt_logprobs modes with a BOS-adding tokenizer, on the base model and on an adapter', async () => {
+    const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 8 });
+    const scope = scopeOf(1);
+    const { served } = await run(createDeployActivities({ ctx }).deployModels, { ...scope, actor: await adapter(scope) });
+    const items = ['exit(message="$5.00")', 'do(action="Click", element="3")'].map((response) => ({ state: { intent: 'Buy a lamp', history: [], observation: { html: '<button id="3"> Search </button>' } } as never, response }));
+    for (const model of [BASE, served!.actor.name]) {
+      // One request at a time: vLLM's CPU build cannot batch prompt log-probs under LoRA (RecordedVllm.logprobConcurrency).
+      const scorer = (mode: 'echo' | 'prompt_logprobs') => createCompletionsActorScorer({ baseURL: vllm.baseUrl, model, mode, maxAttempts: 1, concurrency: 1 });
+      const echo = await scorer('echo').logProbs(items);
+      const prompt = await scorer('prompt_logprobs').logProbs(items);
+      for (let i = 0; i < items.length; i++) {
+        assert.ok(echo[i]!.tokens > 0 && echo[i]!.tokens === prompt[i]!.tokens, `${model}: ${echo[i]!.tokens} vs ${prompt[i]!.tokens} tokens`);
+        assert.ok(Math.abs(echo[i]!.logProb - prompt[i]!.logProb) < 1e-3 * Math.max(1, Math.abs(echo[i]!.logProb)), `${model}: ${echo[i]!.logProb} vs ${prompt[i]!.logProb}`);
+      }
+    }
+    assert.ok(vllm.requests.some((r) => r.echo && r.model === BASE && r.status === 200));
+  });
+
+  test('a name served with another checkpoint, and adapters vLLM refuses, fail the phase with the reason', async () => {
+    const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 8 });
     const { deployModels } = createDeployActivities({ ctx });
     const first = scopeOf(1);
-    await run(deployModels, { ...first, actor: await adapter(first, 'one') });
+    await run(deployModels, { ...first, actor: await adapter(first) });
     // The same campaign name in another store (another team's bucket prefix) sharing this server.
     const otherStore = new ArtifactStore({ ...stack.config.s3, prefix: 'other-team/' }, stack.secrets.s3);
     const otherCtx = new CampaignContext(otherStore, join(stack.dir, 'work-other'));
     try {
-      await otherStore.putJson(first.configKey, { ...(await stack.store.getJson<Record<string, unknown>>(first.configKey)), models: { ...(await ctx.config(first)).models, serving: { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: join(shared, 'other-team'), adapterLocation: 'shared-dir', keepPhases: 2, timeoutMs: 10_000 } } });
-      const actor = otherCtx.key(first, 'checkpoints', 'actor.onnx');
+      await otherStore.putJson(first.configKey, { ...(await stack.store.getJson<Record<string, unknown>>(first.configKey)), models: { ...(await ctx.config(first)).models, serving: { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: join(shared, 'other-team'), adapterLocation: 'shared-dir', keepPhases: 2, timeoutMs: 10_000, maxLoraRank: 8 } } });
+      const actor = otherCtx.key(first, 'checkpoints', 'actor');
       await uploadCheckpoint(otherStore, actor, join(shared, first.campaignId, 'phase-1', 'actor'));
-      await assert.rejects(
-        run(createDeployActivities({ ctx: otherCtx }).deployModels, { ...first, actor }),
-        failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; this campaign's checkpoint .*actor\.onnx \(.*other-team.*\) was not loaded/),
-      );
+      await assert.rejects(run(createDeployActivities({ ctx: otherCtx }).deployModels, { ...first, actor }), failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; .*other-team.* was not loaded/));
     } finally {
       otherStore.destroy();
     }
 
-    const rejecting = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared });
-    vllm.rejectNextLoad = 'Loading lora failed: the adapter rank 512 exceeds --max-lora-rank 64';
-    const phase = rejecting(1);
-    await assert.rejects(run(deployModels, { ...phase, actor: await adapter(phase, 'big') }), failsFor(/refused the adapter .*-p1-actor .*answered 400: Loading lora failed: the adapter rank 512 exceeds --max-lora-rank 64/));
-    // retry-phase: the same deployment again, now accepted, without retraining anything.
-    await run(deployModels, { ...phase, actor: ctx.key(phase, 'checkpoints', 'actor.onnx') });
-    assert.ok(vllm.adapters.has(`${phase.campaignId}-p1-actor`));
+    // Checked before the server sees it: a rank above the limit, a DoRA adapter.
+    const checked = scopeOf(2);
+    const requests = vllm.requests.length;
+    await assert.rejects(run(deployModels, { ...checked, actor: await adapter(checked, 16) }), failsFor(/vLLM would refuse the adapter .*-p2-actor .*: its rank 16 is above the server's --max-lora-rank 8$/));
+    const dora = scopeOf(3);
+    await assert.rejects(run(deployModels, { ...dora, actor: await adapter(dora, 4, { use_dora: true }) }), failsFor(/it is a DoRA adapter/));
+    assert.equal(vllm.requests.slice(requests).some((r) => r.path === '/v1/load_lora_adapter'), false);
+
+    // Refused by vLLM itself: a rank the config wrongly allows (500 from its worker), a path the server cannot see (404).
+    const lenient = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 64 });
+    const big = lenient(1);
+    await assert.rejects(run(deployModels, { ...big, actor: await adapter(big, 16) }), failsFor(/refused the adapter .*-p1-actor .*answered 500: .*LoRA rank 16 is greater than max_lora_rank 8/));
+    const elsewhere = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, serverDir: join(scratch, 'not-mounted'), maxLoraRank: 8 });
+    const unseen = elsewhere(1);
+    const unseenActor = await adapter(unseen);
+    await assert.rejects(run(deployModels, { ...unseen, actor: unseenActor }), failsFor(/refused the adapter .*-p1-actor .*answered 404: Loading lora .* failed: No adapter found/));
   });
 
   test('command: the deploy command runs once and the name is polled until listed; failures name the cause', async () => {
-    const command = `${process.execPath} ${DEPLOY_SCRIPT} ${vllm.url} {checkpoint} {name} {role}`;
-    const scopeOf = await campaign({ backend: 'command', baseUrl: vllm.baseUrl, command, timeoutSeconds: 20, pollMs: 20 });
+    const command = `${process.execPath} ${DEPLOY_SCRIPT} ${fixture.url} {checkpoint} {name} {role}`;
+    const scopeOf = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command, timeoutSeconds: 20, pollMs: 20 });
     const { deployModels } = createDeployActivities({ ctx });
     const scope = scopeOf(1);
-    const actor = await adapter(scope, 'commanded weights');
+    const actor = await adapter(scope);
     const result = await run(deployModels, { ...scope, actor });
     const name = `${scope.campaignId}-p1-actor`;
     assert.equal(result.served?.actor.name, name);
-    const loads = vllm.loads.filter((l) => l.name === name);
+    const loads = fixture.loads.filter((l) => l.name === name);
     assert.equal(loads.length, 1);
-    assert.equal(loads[0]!.files.get('adapter_model.safetensors')!.toString(), 'commanded weights');
+    assert.ok(loads[0]!.files.has('adapter_model.safetensors'));
 
-    const failing = await campaign({ backend: 'command', baseUrl: vllm.baseUrl, command: `${command} --fail`, timeoutSeconds: 20, pollMs: 20 });
+    const failing = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command: `${command} --fail`, timeoutSeconds: 20, pollMs: 20 });
     const broken = failing(1);
-    await assert.rejects(run(deployModels, { ...broken, actor: await adapter(broken, 'x') }), failsFor(/deploy command for .*-p1-actor failed \(exit code 4\); last lines:[\s\S]*no GPU left for the new replica/));
-    const silent = await campaign({ backend: 'command', baseUrl: vllm.baseUrl, command: `${command} --skip`, timeoutSeconds: 1, pollMs: 20 });
+    await assert.rejects(run(deployModels, { ...broken, actor: await adapter(broken) }), failsFor(/deploy command for .*-p1-actor failed \(exit code 4\); last lines:[\s\S]*no GPU left for the new replica/));
+    const silent = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command: `${command} --skip`, timeoutSeconds: 1, pollMs: 20 });
     const never = silent(1);
-    await assert.rejects(run(deployModels, { ...never, actor: await adapter(never, 'x') }), failsFor(/-p1-actor was not listed by .* within 1 s/));
+    await assert.rejects(run(deployModels, { ...never, actor: await adapter(never) }), failsFor(/-p1-actor was not listed by .* within 1 s/));
   });
 });

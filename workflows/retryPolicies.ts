@@ -4,7 +4,7 @@
  */
 import type { RetryPolicy } from '@temporalio/common';
 
-export const PERMANENT_ERROR_TYPES = ['StoragePermanentError', 'ConfigError', 'SecretsError', 'ValidationError'];
+export const PERMANENT_ERROR_TYPES = ['StoragePermanentError', 'ConfigError', 'SecretsError', 'TaskConfigError', 'ExternalTrainerError'];
 
 export const INFRASTRUCTURE_RETRY: RetryPolicy = {
   initialInterval: '1 second',

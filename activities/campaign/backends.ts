@@ -15,6 +15,7 @@ import { createChatOrm } from '../../models/remote/chatOrm';
 import type { ChatOptions } from '../../models/remote/chatText';
 import { createCompletionsActorScorer } from '../../models/remote/completionsActor';
 import { mapSettled } from '../../models/remote/concurrency';
+import { isServerUnavailable } from '../../models/remote/retry';
 import { createHttpCritic } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
 
@@ -52,13 +53,26 @@ export function remoteOrm(models: ModelsConfig, secrets: ModelSecrets, signal?: 
   });
 }
 
-/** Runs `work` item by item: an item whose call fails is null in the results and recorded, never thrown. */
+/**
+ * Runs `work` item by item: an item whose call fails is null in the results and recorded, never thrown;
+ * but a server that is down (isServerUnavailable) fails the whole call, so the activity is retried and
+ * no item is lost to an outage.
+ */
 async function itemByItem<T extends { id: string }, R>(
   items: readonly T[],
   concurrency: number,
   work: (item: T) => Promise<R>,
 ): Promise<{ results: (R | null)[]; failures: BackendFailure[] }> {
-  const settled = await mapSettled(items, concurrency, work);
+  let unavailable: unknown;
+  const settled = await mapSettled(items, concurrency, async (item) => {
+    try {
+      return await work(item);
+    } catch (error) {
+      if (isServerUnavailable(error)) unavailable ??= error;
+      throw error;
+    }
+  });
+  if (unavailable !== undefined) throw unavailable;
   const failures: BackendFailure[] = [];
   const results = settled.map((result, i) => {
     if (result.ok) return result.value;
@@ -111,6 +125,8 @@ export function remoteActorPolicy(models: ModelsConfig, temperature: number, ser
     baseURL: actor.baseUrl,
     model: served ?? actor.model,
     temperature,
+    topP: actor.topP,
+    topK: actor.topK,
     maxTokens: actor.maxTokens,
     timeoutMs: actor.timeoutMs,
     maxAttempts: actor.maxAttempts,

@@ -18,7 +18,7 @@ import type { CriticValues } from '../../models/critic';
 import { mapSettled } from '../../models/remote/concurrency';
 import { judgeFeasibility } from '../../models/remote/feasibility';
 import { chatOptions, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
-import { servedModelName } from './deployActivities';
+import { servedActor } from './deployActivities';
 import { deriveSeed } from '../../browser/rng';
 import type { CampaignActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
@@ -120,7 +120,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const tasks = (await ctx.readDataset<WebArenaTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
         // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
-        const remote = remoteActorPolicy(config.models, input.temperature, await servedModelName(ctx.store, input.actor));
+        const remote = remoteActorPolicy(config.models, input.temperature, await servedActor(ctx, config.models.serving, input.actor));
         const actor = remote ? undefined : await models.actor(input.actor);
         const rows = await runTasks({
           ctx, runtime, config, tasks,

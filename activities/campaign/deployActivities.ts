@@ -2,22 +2,28 @@
  * The serving handoff: after a phase trains the remote-served actor, `deployModels` makes that
  * checkpoint available under the phase's own name (`<campaign>-p<k>-actor`), and every later step that
  * calls the actor (rollouts, evaluation, the replay and reference log-probs) asks for that name: it is
- * recorded beside the checkpoint (`<checkpoint>.served.json`) and looked up by `servedModelName`.
+ * recorded beside the checkpoint (`<checkpoint>.served.json`) and made ready by `servedActor`.
  *
- *   vllm-lora  the checkpoint (an adapter directory) is synced to the shared directory, or named by its
- *              s3:// URI, and loaded with vLLM's runtime LoRA API; adapters of older phases are unloaded
+ *   vllm-lora  the checkpoint (an adapter directory) is synced to the shared directory, checked against
+ *              what vLLM accepts (rank <= maxLoraRank, no DoRA, no bias, modules_to_save only
+ *              classifier/score), and loaded with vLLM's runtime LoRA API; adapters of older phases are
+ *              unloaded. vLLM keeps runtime adapters in memory only, so `servedActor` loads the adapter
+ *              again when a restarted server no longer lists it.
  *   command    the user's command runs with {checkpoint} (a local copy), {name} and {role}; then the
  *              server is polled until it lists the name
  *
- * Idempotent: a name the server already lists with this adapter is not loaded again, and the finished
- * deployment is published once (ctx.once). A name listed with another adapter, a rejected adapter, a
- * failed command or a name never listed fail the phase non-retryably, with the server's message.
+ * Idempotent: a name the server already lists with this adapter is not loaded again, a load that races
+ * another load of the same adapter (vLLM answers 400 "already been loaded") is a success, and the
+ * finished deployment is published once (ctx.once). A server error (5xx) or an unreachable server is
+ * retried; an adapter vLLM would refuse, a name listed with another adapter, a 4xx refusal, a failed
+ * command or a name never listed fail the phase non-retryably, with the server's message.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../../config/schema';
 import { loadModelSecrets } from '../../config/secrets';
@@ -48,23 +54,54 @@ export async function servedModelName(store: Pick<ArtifactStore, 'tryGetJson'>, 
   return (await store.tryGetJson<ServedModelRecord>(servedRecordKey(checkpointKey)))?.name;
 }
 
+/**
+ * What vLLM's runtime LoRA loading refuses, read from the adapter's adapter_config.json before the
+ * load (and before training, at config check, for the trainer's rank): the problem, or undefined.
+ */
+export async function adapterProblem(dir: string, maxLoraRank: number): Promise<string | undefined> {
+  let config: { r?: unknown; use_dora?: unknown; bias?: unknown; modules_to_save?: unknown };
+  try {
+    config = JSON.parse(await readFile(join(dir, 'adapter_config.json'), 'utf8')) as typeof config;
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    return missing
+      ? 'it has no adapter_config.json: a full checkpoint (--full-finetune?) where vLLM\'s runtime LoRA loading needs a LoRA adapter'
+      : `its adapter_config.json is not JSON: ${(error as Error).message}`;
+  }
+  if (typeof config.r === 'number' && config.r > maxLoraRank) return `its rank ${config.r} is above the server's --max-lora-rank ${maxLoraRank}`;
+  if (config.use_dora === true) return 'it is a DoRA adapter, which vLLM does not load';
+  if (config.bias !== undefined && config.bias !== null && config.bias !== 'none') return `it trains biases (bias: ${JSON.stringify(config.bias)}), which vLLM does not load`;
+  const extra = Array.isArray(config.modules_to_save) ? config.modules_to_save.filter((m) => m !== 'classifier' && m !== 'score') : [];
+  if (extra.length) return `it saves whole modules (${extra.join(', ')}); vLLM takes only classifier and score in modules_to_save`;
+  return undefined;
+}
+
 export function servedName(campaignId: string, phase: number, role: 'actor'): string {
   return `${campaignId}-p${phase}-${role}`;
 }
 
 type Serving = Exclude<Config['models']['serving'], { backend: 'none' }>;
+type VllmServing = Extract<Serving, { backend: 'vllm-lora' }>;
 
 function refuse(message: string): never {
   throw ApplicationFailure.nonRetryable(message, 'DeploymentFailed');
 }
 
-/** Stages a checkpoint at `dir` (via a temporary name, so a half-synced copy is never used). */
+/**
+ * Stages a checkpoint at `dir` through a temporary name of its own, so a half-synced copy is never used
+ * and two attempts syncing at once (a retry racing its first attempt) both end with the one copy.
+ */
 async function syncCheckpoint(store: CheckpointStore, key: string, dir: string): Promise<void> {
   if (existsSync(dir)) return;
-  const partial = `${dir}.partial`;
-  await rm(partial, { recursive: true, force: true });
-  await downloadCheckpoint(store, key, partial);
-  await rename(partial, dir);
+  const partial = `${dir}.partial-${randomUUID()}`;
+  try {
+    await downloadCheckpoint(store, key, partial);
+    await rename(partial, dir).catch((error: NodeJS.ErrnoException) => {
+      if (!existsSync(dir)) throw error; // else another attempt finished first: its copy is the same checkpoint
+    });
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
 }
 
 async function waitUntilListed(server: ModelServerOptions, name: string, timeoutMs: number, pollMs: number): Promise<void> {
@@ -83,30 +120,65 @@ async function waitUntilListed(server: ModelServerOptions, name: string, timeout
   }
 }
 
+/** Loads the adapter under its name unless the server lists it with this path already; idempotent. */
+async function loadAdapter(server: ModelServerOptions, name: string, adapterPath: string): Promise<void> {
+  const listed = (await listServedModels(server)).find((model) => model.id === name);
+  if (listed) {
+    if (listed.root === undefined || listed.root === adapterPath) return;
+    refuse(`the served name ${name} is taken by the adapter ${listed.root}; ${adapterPath} was not loaded`);
+  }
+  try {
+    await loadLoraAdapter(server, name, adapterPath);
+  } catch (error) {
+    if (!(error instanceof ModelServerError) || error.status === null) throw error; // unreachable: retried
+    // vLLM answers 500 both when its worker rejects the adapter (rank, modules) and when it is in trouble.
+    if (error.status >= 500 && !/add_lora method failed/.test(error.message)) throw error; // retried
+    // A retried deployment racing its own first load: vLLM loads one name at a time and refuses the second.
+    if (error.status === 400 && /already been loaded/.test(error.message)) {
+      const now = (await listServedModels(server)).find((model) => model.id === name);
+      if (now && (now.root === undefined || now.root === adapterPath)) return;
+      refuse(`the served name ${name} is taken by the adapter ${now?.root ?? '(unlisted)'}; ${adapterPath} was not loaded`);
+    }
+    refuse(`the server refused the adapter ${name} (${adapterPath}): ${error.message}`);
+  }
+}
+
+/** Syncs the checkpoint to the shared directory (again, if it was removed) and checks it; the path as the server sees it. */
+async function stageAdapter(ctx: CampaignContext, serving: VllmServing, record: ServedModelRecord, relative: string): Promise<string> {
+  const local = join(serving.sharedDir!, relative);
+  await syncCheckpoint(ctx.store, record.checkpoint, local);
+  const problem = await adapterProblem(local, serving.maxLoraRank);
+  if (problem) refuse(`vLLM would refuse the adapter ${record.name} (${record.checkpoint}): ${problem}`);
+  return join(serving.serverDir ?? serving.sharedDir!, relative);
+}
+
+function serverOptions(serving: Serving): ModelServerOptions {
+  const secrets = loadModelSecrets();
+  return { baseUrl: serving.baseUrl, ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}), ...('timeoutMs' in serving ? { timeoutMs: serving.timeoutMs } : {}) };
+}
+
+/**
+ * The name to ask the server for when acting with (or scoring) the checkpoint `checkpointKey`, or
+ * undefined when it was never deployed (the configured model serves it). With vLLM, an adapter the
+ * server no longer lists (it restarted and lost its runtime adapters) is staged and loaded again first.
+ */
+export async function servedActor(ctx: CampaignContext, serving: Config['models']['serving'], checkpointKey: string): Promise<string | undefined> {
+  const record = await ctx.store.tryGetJson<ServedModelRecord>(servedRecordKey(checkpointKey));
+  if (!record || serving.backend !== 'vllm-lora' || record.adapterPath === undefined) return record?.name;
+  const server = serverOptions(serving);
+  if (!(await listServedModels(server)).some((model) => model.id === record.name)) {
+    const adapterPath = await stageAdapter(ctx, serving, record, relative(serving.serverDir ?? serving.sharedDir!, record.adapterPath));
+    await loadAdapter(server, record.name, adapterPath);
+  }
+  return record.name;
+}
+
 export function createDeployActivities(deps: { ctx: CampaignContext }): Pick<CampaignActivities, 'deployModels'> {
   const { ctx } = deps;
 
-  async function deployWithVllm(serving: Extract<Serving, { backend: 'vllm-lora' }>, server: ModelServerOptions, record: ServedModelRecord, phase: number, campaignId: string): Promise<ServedModelRecord> {
-    let adapterPath: string;
-    if (serving.adapterLocation === 's3') {
-      adapterPath = `s3://${ctx.store.bucket}/${ctx.store.prefix}${record.checkpoint}`;
-    } else {
-      const relative = join(campaignId, `phase-${phase}`, record.role);
-      await syncCheckpoint(ctx.store, record.checkpoint, join(serving.sharedDir!, relative));
-      adapterPath = join(serving.serverDir ?? serving.sharedDir!, relative);
-    }
-    const listed = (await listServedModels(server)).find((model) => model.id === record.name);
-    if (listed && listed.root !== undefined && listed.root !== adapterPath) {
-      refuse(`the served name ${record.name} is taken by the adapter ${listed.root}; this campaign's checkpoint ${record.checkpoint} (${adapterPath}) was not loaded`);
-    }
-    if (!listed) {
-      try {
-        await loadLoraAdapter(server, record.name, adapterPath);
-      } catch (error) {
-        if (error instanceof ModelServerError && error.status !== null) refuse(`the server refused the adapter ${record.name} (${adapterPath}): ${error.message}`);
-        throw error;
-      }
-    }
+  async function deployWithVllm(serving: VllmServing, server: ModelServerOptions, record: ServedModelRecord, phase: number, campaignId: string): Promise<ServedModelRecord> {
+    const adapterPath = await stageAdapter(ctx, serving, record, join(campaignId, `phase-${phase}`, record.role));
+    await loadAdapter(server, record.name, adapterPath);
     await waitUntilListed(server, record.name, serving.timeoutMs, 200);
     // Adapters of phases before the last `keepPhases` are no longer asked for.
     const stale = phase - serving.keepPhases;
@@ -142,8 +214,7 @@ export function createDeployActivities(deps: { ctx: CampaignContext }): Pick<Cam
       const serving = config.models.serving;
       if (serving.backend === 'none') return { served: null };
       return ctx.once(ctx.key(input, 'serving', 'actor'), async () => {
-        const secrets = loadModelSecrets();
-        const server: ModelServerOptions = { baseUrl: serving.baseUrl, ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}), ...('timeoutMs' in serving ? { timeoutMs: serving.timeoutMs } : {}) };
+        const server = serverOptions(serving);
         const planned: ServedModelRecord = { name: servedName(input.campaignId, input.phase, 'actor'), role: 'actor', checkpoint: input.actor, backend: serving.backend };
         const record = await withHeartbeats(
           () => ({ deploying: planned.name }),

@@ -23,7 +23,7 @@ import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
 import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
-import { servedModelName } from './deployActivities';
+import { servedActor } from './deployActivities';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
@@ -185,6 +185,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
           WEBRL_TRAIN_SEED: String(spec.scope.seed),
           WEBRL_TRAIN_DATA_FORMAT: useRecords ? 'training-records' : 'examples',
           WEBRL_TRAIN_RECORD_SCHEMA_VERSION: String(TRAINING_RECORD_SCHEMA_VERSION),
+          // The actor is served by vLLM's runtime LoRA loading: the trainer refuses, before training, an adapter it would refuse.
+          ...(spec.name === 'actor' && config.models.serving.backend === 'vllm-lora' ? { WEBRL_TRAIN_MAX_LORA_RANK: String(config.models.serving.maxLoraRank) } : {}),
           ...objectiveEnvironment(spec.objective, config.campaign.training),
         },
         ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
@@ -315,7 +317,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input);
         // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
-        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal, await servedModelName(ctx.store, input.actor));
+        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal, await servedActor(ctx, config.models.serving, input.actor));
         let logProbs: (ActionLogProb | null)[];
         let currentLogProbs: (ActionLogProb | null)[] | undefined;
         if (scorer && config.models.actor.backend === 'completions') {

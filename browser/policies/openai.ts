@@ -16,6 +16,12 @@ export interface OpenAIPolicyOptions {
   baseURL: string;
   model: string;
   temperature?: number;
+  /**
+   * Nucleus and top-k sampling, always sent (1 and -1: off) so that a server which fills unsent values
+   * from the model's generation_config (vLLM does) samples the same way for every model.
+   */
+  topP?: number;
+  topK?: number;
   maxTokens?: number;
   stop?: string[];
   /** Per request. */
@@ -63,6 +69,9 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
   const body = {
     model: options.model,
     temperature: options.temperature ?? 0,
+    top_p: options.topP ?? 1,
+    // vLLM's extension of the completions request; -1 turns top-k off.
+    top_k: options.topK ?? -1,
     max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
     stop: options.stop ?? [STOP_TOKEN],
   };

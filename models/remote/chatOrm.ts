@@ -101,7 +101,7 @@ export function createChatOrm(options: ChatOrmOptions): OutcomeJudge {
               { role: 'system', content: ORM_SYSTEM_PROMPT },
               { role: 'user', content: ormUserTurn(state, options) },
             ],
-            max_tokens: 1,
+            max_completion_tokens: 1,
             temperature: 0,
             logprobs: true,
             top_logprobs: options.topLogprobs ?? 20,

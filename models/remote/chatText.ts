@@ -27,7 +27,8 @@ export async function chatText(client: OpenAI, options: ChatOptions, system: str
           ],
           temperature: options.temperature ?? 0,
           ...(options.seed !== undefined ? { seed: options.seed } : {}),
-          ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+          // OpenAI's reasoning models refuse max_tokens; vLLM and OpenAI both take max_completion_tokens.
+          ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
         },
         { signal: options.signal },
       );

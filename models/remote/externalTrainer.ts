@@ -14,8 +14,12 @@
  *              zero exit each is stored as a checkpoint (a file, or a directory with its listing)
  *   progress   a stdout or stderr line `PROGRESS <fraction>` calls onProgress(fraction in [0, 1]); every
  *              line goes to onLog
- *   failure    a non-zero exit, a signal, a missing output or the timeout rejects with an
- *              ExternalTrainerError holding the exit code and the last log lines
+ *   failure    what no retry can fix rejects with an ExternalTrainerError (a permanent error type:
+ *              the phase waits for an operator at once): exit code 2 (bad input, nothing written) or 3
+ *              (the run went wrong: NaN loss, diverging KL), a program that cannot be started, a zero
+ *              exit without its output. What a retry may fix rejects with a TrainerInterruptedError
+ *              (retried): any other exit code (a crash, out of memory), a signal, the timeout, a
+ *              cancellation. Both hold the exit code and the last log lines.
  *
  * The child inherits this process's environment (API keys included, from the environment only) plus
  * `env`; nothing of the environment is logged. The temporary directory is removed afterwards.
@@ -68,6 +72,14 @@ export class ExternalTrainerError extends Error {
     super(message);
   }
 }
+
+/** A trainer run that ended in a way a retry may not repeat; the activity is retried. */
+export class TrainerInterruptedError extends ExternalTrainerError {
+  override name = 'TrainerInterruptedError';
+}
+
+/** The trainer contract's exit codes that say a retry would fail the same way (docs/torch-trainer.md). */
+const PERMANENT_EXIT_CODES = new Set([2, 3]);
 
 const LOG_TAIL_LINES = 20;
 const KILL_GRACE_MS = 5_000;
@@ -146,7 +158,7 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
       let failure: ExternalTrainerError | undefined;
       const stop = (message: string) => {
         if (failure) return;
-        failure = new ExternalTrainerError(message, null, logTail);
+        failure = new TrainerInterruptedError(message, null, logTail);
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS).unref();
       };
@@ -179,12 +191,13 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         if (failure) reject(failure);
-        else if (code === null) reject(new ExternalTrainerError(`the trainer was killed by ${signal}`, null, logTail));
+        else if (code === null) reject(new TrainerInterruptedError(`the trainer was killed by ${signal}`, null, logTail));
         else resolve(code);
       });
     });
     if (exitCode !== 0) {
-      throw new ExternalTrainerError(`the trainer exited with code ${exitCode}; last lines:\n${logTail.join('\n')}`, exitCode, [...logTail]);
+      const Failure = PERMANENT_EXIT_CODES.has(exitCode) ? ExternalTrainerError : TrainerInterruptedError;
+      throw new Failure(`the trainer exited with code ${exitCode}; last lines:\n${logTail.join('\n')}`, exitCode, [...logTail]);
     }
 
     const uploaded: Record<string, ObjectInfo[]> = {};

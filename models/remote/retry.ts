@@ -59,6 +59,19 @@ function isRetryable(error: unknown): boolean {
   return error instanceof TypeError || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'));
 }
 
+/**
+ * Whether a failed call says the server, not the item, is the problem: unreachable, timing out,
+ * answering 5xx, or no longer serving the model (404: an adapter a restarted vLLM lost). Such a failure
+ * fails the whole activity, which is retried, instead of being recorded against the item.
+ */
+export function isServerUnavailable(error: unknown): boolean {
+  const cause = error instanceof RemoteModelError ? error.cause : error;
+  if (cause instanceof MalformedReplyError || cause instanceof SyntaxError || cause instanceof APIUserAbortError) return false;
+  const status = statusOf(cause);
+  if (status !== undefined) return status >= 500 || status === 404;
+  return isRetryable(cause);
+}
+
 function describeError(error: unknown): string {
   const status = statusOf(error);
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);

@@ -155,7 +155,7 @@ describe('openai policy against a local completions server', () => {
     assert.equal(request.headers.authorization, `Bearer ${KEY}`);
     assert.deepEqual(
       { ...request.body, prompt: undefined },
-      { model: 'webrl-llama-3.1-8b', prompt: undefined, temperature: 0.7, max_tokens: 256, stop: ['<|eot_id|>'] },
+      { model: 'webrl-llama-3.1-8b', prompt: undefined, temperature: 0.7, top_p: 1, top_k: -1, max_tokens: 256, stop: ['<|eot_id|>'] },
     );
     assert.equal(request.body.prompt, out.prompt);
     assert.equal(out.prompt, buildPrompt('Buy red shoes', ['do(action="Scroll Down")'], OBSERVATION.html));

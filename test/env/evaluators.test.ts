@@ -98,7 +98,8 @@ describe('LLM judge over an OpenAI-compatible chat endpoint', () => {
     const first = server.bodies()[0]!;
     assert.equal(first.model, 'judge-model');
     assert.equal(first.temperature, 0);
-    assert.equal(first.max_tokens, 768);
+    assert.equal(first.max_completion_tokens, 768, 'max_completion_tokens, which reasoning models take (not max_tokens)');
+    assert.equal((first as { max_tokens?: number }).max_tokens, undefined);
     const user = first.messages.find((m) => m.role === 'user')?.content ?? '';
     assert.match(user, /^question: What is the answer\?$/m);
     assert.match(user, /^reference answer: 42$/m);

@@ -12,7 +12,7 @@ import { startServer, type RecordedRequest, type TestServer } from '../models/fi
 export interface JudgeRequestBody {
   model: string;
   temperature?: number;
-  max_tokens?: number;
+  max_completion_tokens?: number;
   messages: { role: string; content: string }[];
 }
 

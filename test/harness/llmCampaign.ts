@@ -10,7 +10,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { startCampaign } from '../../campaign/control';
@@ -33,10 +33,22 @@ const TRAINER = fileURLToPath(new URL('../models/fixtures/adapterTrainer.mjs', i
 const DEPLOY = fileURLToPath(new URL('../models/fixtures/deployAdapter.mjs', import.meta.url));
 export const BASE_MODEL = 'base-llm';
 
+/** webrl-torch training small LoRA adapters (rank 4) of `model` on CPU: the trainer of the real-vLLM campaigns. */
+export function webrlTorchCommand(python: string, model: string): string {
+  return (
+    `${join(dirname(python), 'webrl-torch')} train --base-model ${model} --data {data} --init {init} --reference {reference} --critic {critic} --out {out}` +
+    ' --lora-rank 4 --lora-alpha 8 --max-length 512 --no-gradient-checkpointing --device cpu'
+  );
+}
+
 /** An OpenAI-compatible completions server with vLLM's runtime LoRA routes, serving `base`. */
 export interface ActorServer {
   baseUrl: string;
   base: string;
+  /** The server's --max-lora-rank, when it is not vLLM's default. */
+  maxLoraRank?: number;
+  /** Log-prob requests the server takes at once (models.actor.concurrency), when it cannot take the default. */
+  logprobConcurrency?: number;
   close(): Promise<void>;
 }
 
@@ -113,6 +125,7 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
         maxAttempts: 1,
         retryDelayMs: 0,
         timeoutMs: options.actor?.timeoutMs ?? 10_000,
+        ...(vllm.logprobConcurrency !== undefined ? { concurrency: vllm.logprobConcurrency } : {}),
         ...(options.actor?.maxTokens ? { maxTokens: options.actor.maxTokens } : {}),
       },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
@@ -120,7 +133,7 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
       trainer: { backend: 'external', command: `${process.execPath} ${TRAINER} --data {data} --out {out}`, ...options.trainer },
       serving:
         serving === 'vllm-lora'
-          ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared }
+          ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, ...(vllm.maxLoraRank !== undefined ? { maxLoraRank: vllm.maxLoraRank } : {}) }
           : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${fixture!.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
       ...options.models,
     },

@@ -11,7 +11,8 @@ import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ExternalTrainerError, runExternalTrainer, splitCommand, type FileStore } from '../../models/remote/externalTrainer';
+import { ExternalTrainerError, runExternalTrainer, splitCommand, TrainerInterruptedError, type FileStore } from '../../models/remote/externalTrainer';
+import { PERMANENT_ERROR_TYPES } from '../../workflows/retryPolicies';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fakeTrainer.mjs');
 
@@ -132,11 +133,19 @@ describe('external trainer', () => {
     assert.equal(existsSync(workDir), false);
   });
 
-  test('a non-zero exit is a clear failure with the last log lines', async () => {
+  test('a crash is a retried failure with the last log lines; bad input (exit 2) is permanent', async () => {
     await assert.rejects(runExternalTrainer({ command: command('fail'), inputs, outputs, store: store() }), (error: unknown) => {
-      assert.ok(error instanceof ExternalTrainerError);
-      assert.equal(error.exitCode, 3);
-      assert.match(error.message, /exited with code 3; last lines:[\s\S]*CUDA out of memory/);
+      assert.ok(error instanceof TrainerInterruptedError);
+      assert.equal(error.exitCode, 1);
+      assert.match(error.message, /exited with code 1; last lines:[\s\S]*CUDA out of memory/);
+      assert.ok(!PERMANENT_ERROR_TYPES.includes(error.name), 'a crash is retried');
+      return true;
+    });
+    await assert.rejects(runExternalTrainer({ command: command('bad-input'), inputs, outputs, store: store() }), (error: unknown) => {
+      assert.ok(error instanceof ExternalTrainerError && !(error instanceof TrainerInterruptedError));
+      assert.equal(error.exitCode, 2);
+      assert.match(error.message, /exited with code 2; last lines:[\s\S]*line 2: prompt: expected a string/);
+      assert.ok(PERMANENT_ERROR_TYPES.includes(error.name), 'bad input fails the activity at once');
       return true;
     });
   });

@@ -9,7 +9,7 @@ import { buildPrompt } from '../../browser/policies/prompt';
 import type { ScoredAction } from '../../models/actor';
 import { createCompletionsActorScorer } from '../../models/remote/completionsActor';
 import { RemoteModelError } from '../../models/remote/retry';
-import { render } from './fixtures/shop';
+import { KETTLE_ANSWER } from './fixtures/shop';
 import { echoCompletion, promptLogprobsCompletion, startServer, toyLogprob, toyTokens, type Reply, type TestServer } from './fixtures/servers';
 
 const KEY_ENV = 'WEBRL_TEST_ACTOR_KEY';
@@ -27,14 +27,7 @@ after(async () => {
   await server.close();
 });
 
-const item: ScoredAction = {
-  state: {
-    intent: 'What is the price of "Blue Kettle"?',
-    history: [{ response: 'do(action="Search", argument="Blue Kettle", element="0")', action: { kind: 'Search', element: 0, argument: 'Blue Kettle' } }],
-    observation: render({ kind: 'product', slug: 'blue-kettle', added: false }),
-  },
-  response: 'exit(message="$5.00")',
-};
+const item: ScoredAction = KETTLE_ANSWER;
 
 /** The toy model's expected log-prob of the action: the tokens covering the text after the prompt. */
 function expected(response: string): { logProb: number; tokens: number } {
@@ -71,13 +64,38 @@ describe('completions actor log-probs', () => {
     assert.ok(String(body.prompt).endsWith(`<|start_header_id|>assistant<|end_header_id|>\n${item.response}`));
   });
 
-  test("prompt_logprobs mode: reads vLLM's per-token dictionaries", async () => {
-    behaviour = (body) => ({ json: promptLogprobsCompletion(body.prompt, body.model) });
-    const start = server.requests.length;
-    const results = await scorer({ mode: 'prompt_logprobs' }).logProbs([item, { ...item, response: 'do(action="Click", element="3")' }]);
-    assert.ok(Math.abs(results[0]!.logProb - expected(item.response).logProb) < 1e-9);
-    assert.equal(results[1]!.tokens, expected('do(action="Click", element="3")').tokens);
-    assert.equal((server.requests[start]!.body as Record<string, unknown>).prompt_logprobs, 0);
+  test('echo mode: a BOS token before the text, and a generated token after it, leave the action intact', async () => {
+    // vLLM with a BOS-adding tokenizer (Llama-3) echoes the BOS and counts it in text_offset; a server
+    // that insists on max_tokens >= 1 appends a generated token after the prompt.
+    for (const bos of [null, '<|begin_of_text|>', '<s>']) {
+      behaviour = (body) => {
+        const reply = echoCompletion(body.prompt, body.model, bos);
+        const logprobs = reply.choices[0]!.logprobs;
+        logprobs.tokens.push(' extra');
+        logprobs.token_logprobs.push(-3);
+        logprobs.text_offset.push(logprobs.text_offset.at(-1)! + 10_000);
+        return { json: reply };
+      };
+      const [result] = await scorer().logProbs([item]);
+      const want = expected(item.response);
+      assert.equal(result!.tokens, want.tokens, `bos ${bos}`);
+      assert.ok(Math.abs(result!.logProb - want.logProb) < 1e-9, `bos ${bos}`);
+    }
+  });
+
+  test("prompt_logprobs mode: reads vLLM's per-token dictionaries, picking the prompt's own token by id", async () => {
+    for (const alternatives of [0, 2]) {
+      behaviour = (body) => ({ json: promptLogprobsCompletion(body.prompt, body.model, { alternatives, tokenIds: (body as { return_token_ids?: boolean }).return_token_ids === true }) });
+      const start = server.requests.length;
+      const results = await scorer({ mode: 'prompt_logprobs' }).logProbs([item, { ...item, response: 'do(action="Click", element="3")' }]);
+      assert.ok(Math.abs(results[0]!.logProb - expected(item.response).logProb) < 1e-9, `${alternatives} alternatives`);
+      assert.equal(results[1]!.tokens, expected('do(action="Click", element="3")').tokens);
+      const body = server.requests[start]!.body as Record<string, unknown>;
+      assert.deepEqual([body.prompt_logprobs, body.return_token_ids], [0, true]);
+    }
+    // Without prompt_token_ids an entry of several tokens cannot be read: a malformed reply, not a wrong number.
+    behaviour = (body) => ({ json: promptLogprobsCompletion(body.prompt, body.model, { alternatives: 1 }) });
+    await assert.rejects(scorer({ mode: 'prompt_logprobs', maxAttempts: 1 }).logProbs([item]), /does not say which token is the prompt's/);
   });
 
   test('a malformed reply is retried; a reply that stays malformed fails clearly after the attempts', async () => {

@@ -51,7 +51,7 @@ describe('chat ORM', () => {
     const request = server.requests[start]!;
     assert.equal(request.url, '/v1/chat/completions');
     const body = request.body as Record<string, unknown>;
-    assert.deepEqual([body.logprobs, body.top_logprobs, body.max_tokens], [true, 20, 1]);
+    assert.deepEqual([body.logprobs, body.top_logprobs, body.max_completion_tokens, body.max_tokens], [true, 20, 1, undefined]);
     const [system, user] = messagesOf(request);
     assert.equal(system!.content, ORM_SYSTEM_PROMPT);
     assert.ok(

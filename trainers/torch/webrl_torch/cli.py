@@ -2,6 +2,7 @@
 
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
     webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
+    webrl-torch materialize --gguf FILE --out DIR [--dtype bfloat16|float32]   (GGUF -> HF checkpoint, cached)
     accelerate launch --multi_gpu --num_processes N -m webrl_torch.cli train ...   (data-parallel)
 
 The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
@@ -11,11 +12,14 @@ does not. Exit codes: 0 done, 2 bad input (one line naming the file and field, n
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from .errors import InputError, TrainingStopped
+from .materialize import DTYPES, materialize
 from .records import SCHEMA_VERSION
 
 
@@ -32,6 +36,40 @@ def _env(name: str, parse: Callable[[str], object], default: object, valid: Call
     return value
 
 
+# Objectives whose adapter a vLLM may load at run time (the critic's LM is served by serve-critic).
+SERVED_OBJECTIVES = ("actor-sft", "actor-webrl", "orm")
+
+
+def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int | None) -> None:
+    """With the serving vLLM's --max-lora-rank known, refuse a job whose adapter vLLM would refuse."""
+    if max_lora_rank is None or objective not in SERVED_OBJECTIVES:
+        return
+    if args.full_finetune:
+        raise InputError(
+            f"--full-finetune with --max-lora-rank {max_lora_rank}: vLLM's runtime LoRA loading needs a LoRA adapter, and --full-finetune writes a full checkpoint"
+        )
+    if args.lora_rank > max_lora_rank:
+        raise InputError(f"--lora-rank {args.lora_rank} is above the serving vLLM's --max-lora-rank {max_lora_rank}: vLLM would refuse the adapter")
+    # A job that continues an adapter keeps that adapter's settings, whatever --lora-rank says.
+    config_file = Path(args.init) / "adapter_config.json" if args.init else None
+    if config_file is None or not config_file.is_file():
+        return
+    try:
+        config = json.loads(config_file.read_text())
+    except json.JSONDecodeError as error:
+        raise InputError(f"{config_file}: not JSON ({error.msg})") from None
+    ranks = [config.get("r") or 0, *(config.get("rank_pattern") or {}).values()]
+    if max(ranks) > max_lora_rank:
+        raise InputError(f"{config_file} r: {max(ranks)} is above the serving vLLM's --max-lora-rank {max_lora_rank}: vLLM would refuse the adapter this job continues")
+    for field, allowed, reason in (
+        ("bias", ("none", None), "vLLM loads no LoRA bias"),
+        ("use_dora", (False, None), "vLLM does not load DoRA adapters"),
+        ("modules_to_save", (None, []), "vLLM does not load modules saved whole"),
+    ):
+        if config.get(field) not in allowed:
+            raise InputError(f"{config_file} {field}: {config.get(field)!r}: {reason}")
+
+
 def job_from(args: argparse.Namespace):
     """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
     from .modeling import ModelOptions, pick_device
@@ -44,6 +82,10 @@ def job_from(args: argparse.Namespace):
     # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
     _env("WEBRL_TRAIN_GAMMA", float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
     data_format = _env("WEBRL_TRAIN_DATA_FORMAT", str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
+    max_lora_rank = _env("WEBRL_TRAIN_MAX_LORA_RANK", int, args.max_lora_rank, lambda v: v >= 1, "an integer >= 1 (the serving vLLM's --max-lora-rank)")
+    if max_lora_rank is not None and max_lora_rank < 1:
+        raise InputError(f"--max-lora-rank: expected an integer >= 1, got {max_lora_rank}")
+    check_servable(args, objective, max_lora_rank)
     device, dtype = pick_device(args.device)
     return JobSpec(
         objective=objective,
@@ -89,6 +131,11 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--lora-alpha", type=int, default=32)
     train.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj", help="comma-separated module names")
     train.add_argument("--full-finetune", action="store_true", help="train every weight and write a full checkpoint")
+    train.add_argument(
+        "--max-lora-rank",
+        type=int,
+        help="the serving vLLM's --max-lora-rank (WEBRL_TRAIN_MAX_LORA_RANK, when set, wins): a job whose adapter vLLM would refuse exits 2 before any work",
+    )
     train.add_argument("--no-gradient-checkpointing", action="store_true")
     train.add_argument("--learning-rate", type=float, default=1e-5, help="used when WEBRL_TRAIN_LEARNING_RATE is not set")
     train.add_argument("--max-length", type=int, default=4096, help="tokens per prompt + response (the prompt's start is cut)")
@@ -105,6 +152,10 @@ def parser() -> argparse.ArgumentParser:
     critic.add_argument("--batch-size", type=int, default=8)
     critic.add_argument("--api-key-env", help="require Authorization: Bearer <value of this variable>")
     critic.add_argument("--device", default="auto")
+    gguf = commands.add_parser("materialize", help="a GGUF file -> an ordinary Hugging Face checkpoint directory (atomic, cached)")
+    gguf.add_argument("--gguf", required=True, help="the .gguf file")
+    gguf.add_argument("--out", required=True, help="the checkpoint directory (reused when it already holds this GGUF in this dtype)")
+    gguf.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="the saved weights' dtype")
     return root
 
 
@@ -122,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             device, dtype = pick_device(args.device)
             model = ModelOptions(base_model=args.base_model, gradient_checkpointing=False, device=device, dtype=dtype)
             serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
+        elif args.command == "materialize":
+            materialize(args.gguf, args.out, args.dtype, log=lambda line: print(line, flush=True))
         return 0
     except (InputError, TrainingStopped) as error:
         if os.environ.get("RANK", "0") == "0":  # under accelerate launch every process stops; one says why

@@ -87,7 +87,17 @@ def load_language_model(options: ModelOptions, init: str | None, trainable: bool
         if options.full_finetune:
             model = model.merge_and_unload()
     elif trainable and not options.full_finetune:
-        config = LoraConfig(r=options.lora_rank, lora_alpha=options.lora_alpha, target_modules=list(options.lora_targets), lora_dropout=0.0, task_type="CAUSAL_LM")
+        # What vLLM's runtime LoRA loading accepts: no bias, no DoRA, nothing saved whole beside the adapter.
+        config = LoraConfig(
+            r=options.lora_rank,
+            lora_alpha=options.lora_alpha,
+            target_modules=list(options.lora_targets),
+            lora_dropout=0.0,
+            bias="none",
+            use_dora=False,
+            modules_to_save=None,
+            task_type="CAUSAL_LM",
+        )
         model = get_peft_model(model, config)
     if trainable and options.gradient_checkpointing and hasattr(model, "enable_input_require_grads"):
         model.enable_input_require_grads()
