@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Context } from '@temporalio/activity';
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { ensureTemporal } from '../../infra/tools';
@@ -58,7 +58,7 @@ function gate(): { wait: Promise<void>; open: () => void } {
 async function withCampaign<T>(
   stubs: StubActivities,
   overrides: Partial<CampaignWorkflowInput>,
-  body: (handle: WorkflowHandle<typeof campaignWorkflow>) => Promise<T>,
+  body: (handle: WorkflowHandleWithFirstExecutionRunId<typeof campaignWorkflow>) => Promise<T>,
 ): Promise<T> {
   const campaignId = `campaign-${++campaigns}`;
   const taskQueue = `workflow-tests-${campaigns}`;

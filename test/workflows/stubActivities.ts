@@ -40,16 +40,17 @@ export function stubActivities(hooks: Partial<Record<keyof CampaignActivities, H
   const calls: ActivityCall[] = [];
   const attempts = new Map<string, number>();
 
-  function stub<K extends keyof CampaignActivities>(name: K, result: (input: Parameters<CampaignActivities[K]>[0]) => Awaited<ReturnType<CampaignActivities[K]>>) {
-    return async (input: Parameters<CampaignActivities[K]>[0]) => {
-      const recorded = input as PhaseScope & Record<string, unknown>;
+  // Input and result types come from the CampaignActivities property each stub is assigned to.
+  function stub<I extends PhaseScope, R>(name: keyof CampaignActivities, result: (input: I) => R): (input: I) => Promise<R> {
+    return async (input) => {
+      const recorded = input as I & Record<string, unknown>;
       calls.push({ name, input: recorded });
       const attempt = (attempts.get(name) ?? 0) + 1;
       attempts.set(name, attempt);
       const hook = hooks[name];
       if (hook) {
         const replaced = await hook(recorded, attempt);
-        if (replaced !== undefined) return replaced as Awaited<ReturnType<CampaignActivities[K]>>;
+        if (replaced !== undefined) return replaced as R;
       }
       return result(input);
     };
