@@ -13,6 +13,19 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware rules: the TypeScript sources, typed by the project's tsconfig.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // A promise nobody awaits loses its rejection; `void` marks the few started on purpose.
+      // node:test's describe/test return promises the runner itself tracks.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'suite', 'test', 'it'] }] },
+      ],
+    },
+  },
+  {
     // Workflow code is replayed: no clocks, randomness or I/O outside Temporal's APIs.
     files: ['workflows/**/*.ts', 'test/fixtures/workflows/**/*.ts'],
     rules: {

@@ -4,7 +4,7 @@
  */
 import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
-import { CAMPAIGN_ID, PHASE, STATUS, SUCCESS_RATE } from '../workflows/searchAttributes';
+import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../workflows/searchAttributes';
 import { httpOk, spawnService, waitUntil } from './processes';
 
 /** The dev server's spelling of each search attribute type. */
@@ -12,7 +12,7 @@ const CLI_TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int',
 
 /** Custom search attributes of campaign workflows, registered on the dev server. */
 export const SEARCH_ATTRIBUTES = Object.fromEntries(
-  [CAMPAIGN_ID, PHASE, SUCCESS_RATE, STATUS].map((key) => [key.name, CLI_TYPE_NAMES[key.type]!]),
+  CAMPAIGN_SEARCH_ATTRIBUTES.map((key) => [key.name, CLI_TYPE_NAMES[key.type]!]),
 );
 
 export interface TemporalServerOptions {

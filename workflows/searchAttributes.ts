@@ -5,3 +5,6 @@ export const CAMPAIGN_ID = defineSearchAttributeKey('CampaignId', SearchAttribut
 export const PHASE = defineSearchAttributeKey('Phase', SearchAttributeType.INT);
 export const SUCCESS_RATE = defineSearchAttributeKey('SuccessRate', SearchAttributeType.DOUBLE);
 export const STATUS = defineSearchAttributeKey('Status', SearchAttributeType.KEYWORD);
+
+/** Every one of them, as the dev server registers them at start. */
+export const CAMPAIGN_SEARCH_ATTRIBUTES = [CAMPAIGN_ID, PHASE, SUCCESS_RATE, STATUS];

@@ -38,8 +38,8 @@ export const trainingStepRecordSchema = z.strictObject({
   done: z.boolean(),
   /** Monte-Carlo return as WebRL's scripts/process_data.py computes it (see monteCarloReturnWebRL). */
   mcReturn: z.number(),
-  /** Sum of the reference model's token log-probs over the response tokens. */
-  refLogprob: z.number().nullable(),
+  /** Sum of the reference model's token log-probs over the response tokens (a log-probability: <= 0). */
+  refLogprob: z.number().max(0).nullable(),
   /** Number of response tokens refLogprob covers. */
   responseTokens: z.number().int().min(1).nullable(),
   /** exp(mean token log-prob of the response under the actor the phase trains from): the replay filter's score. */
@@ -63,7 +63,10 @@ export type TrainingStepRecord = z.infer<typeof trainingStepRecordSchema>;
 export type TrainingOrmRecord = z.infer<typeof trainingOrmRecordSchema>;
 export type TrainingRecord = z.infer<typeof trainingRecordSchema>;
 
-/** The JSON Schema of a training record (generated, never committed). */
+/**
+ * The JSON Schema of a training record. Committed, for the Python trainer, as
+ * trainers/torch/webrl_torch/training-record.schema.json (test/contract.test.ts checks it is current).
+ */
 export function trainingRecordJsonSchema(): object {
   return z.toJSONSchema(trainingRecordSchema, { target: 'draft-2020-12' });
 }

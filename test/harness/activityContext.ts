@@ -1,24 +1,19 @@
 /**
- * Runs activity functions directly, inside an activity context (as @temporalio/testing's
- * MockActivityEnvironment does; that package is not a dependency here): never cancelled, heartbeats
- * handed to `onHeartbeat`, logs dropped.
+ * Runs activity functions directly, inside the SDK's mock activity context (@temporalio/testing's
+ * MockActivityEnvironment): never cancelled, heartbeats handed to `onHeartbeat`, logs dropped. One
+ * environment per call, so each run's `activityInfo().activityType` names the function it runs.
  */
-import { asyncLocalStorage, Context } from '@temporalio/activity';
+import type { Logger } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 
 export type ActivityRunner = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) => Promise<R>;
 
+const silent: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
 export function activityRunner(onHeartbeat: (details: unknown) => void = () => {}): ActivityRunner {
   return (fn, ...args) => {
-    const ContextClass = Context as unknown as new (...parts: unknown[]) => Context;
-    const logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-    const context = new ContextClass(
-      { activityType: fn.name, attempt: 1, taskQueue: 'test' },
-      new Promise<never>(() => {}),
-      new AbortController().signal,
-      onHeartbeat,
-      undefined,
-      logger,
-    );
-    return asyncLocalStorage.run(context, () => fn(...args));
+    const environment = new MockActivityEnvironment({ activityType: fn.name, taskQueue: 'test' }, { logger: silent });
+    environment.on('heartbeat', onHeartbeat);
+    return environment.run(fn, ...args);
   };
 }

@@ -31,7 +31,7 @@ def step_record(i: int, *, success: bool, last: bool = True, ref_logprob=None, *
         "refLogprob": ref_logprob,
         "responseTokens": None,
         "rank": None,
-        "state": {"ignored": True},
+        "state": {"intent": f"find the cheapest product number {i}"},
     }
     record.update(overrides)
     return record

@@ -15,7 +15,7 @@ def _round(index: int, observation: str) -> str:
 
 def build_prompt(intent: str, past_responses: list[str], html: str) -> str:
     history = "".join(f"{_round(i, intent if i == 0 else PAST_OBSERVATION)}{response}\n\n" for i, response in enumerate(past_responses))
-    room = max(0, PROMPT_CHAR_BUDGET - len(history))
+    room = max(0, PROMPT_CHAR_BUDGET - _js_length(history))
     observation = _js_slice(html, room)
     return f"Task Instruction: {intent}\n\n{history}{_round(len(past_responses), observation)}"
 
@@ -33,10 +33,19 @@ def _js_trim(text: str) -> str:
     return text.strip(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
+# JavaScript strings count UTF-16 code units: a character outside the BMP (an emoji) is two of them, and a
+# slice may end between the two, keeping a lone high surrogate. Python counts and cuts the same way here, so
+# the prompts stay identical (surrogatepass round-trips lone surrogates, as JSON carries them).
+def _js_length(text: str) -> int:
+    """text.length in JavaScript."""
+    return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+
+
 def _js_slice(text: str, units: int) -> str:
-    """text.slice(0, units) in JavaScript, which counts UTF-16 code units, so the prompts stay identical."""
-    encoded = text.encode("utf-16-le")
-    return encoded[: 2 * units].decode("utf-16-le", errors="ignore") if len(encoded) > 2 * units else text
+    """text.slice(0, units) in JavaScript."""
+    if _js_length(text) <= units:
+        return text
+    return text.encode("utf-16-le", errors="surrogatepass")[: 2 * units].decode("utf-16-le", errors="surrogatepass")
 
 
 def orm_user_turn(intent: str, past_responses: list[str], html: str) -> str:

@@ -2,8 +2,9 @@
 example rows (WEBRL_TRAIN_DATA_FORMAT=examples: phase 0's demonstrations, critic and ORM examples, which
 carry structured states rather than prompts; models/train/examples.ts).
 
-Every record is checked here, field by field, so a bad file fails before any model is loaded, with
-`<file>:<line> <field>: <reason>`.
+Training records are validated against training-record.schema.json beside this file: the JSON Schema that
+`webrl schema training-record` prints from the TypeScript zod type, committed and kept current by
+test/contract.test.ts. A bad file fails before any model is loaded, with `<file>:<line> <field>: <reason>`.
 """
 from __future__ import annotations
 
@@ -12,11 +13,18 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from jsonschema import Draft202012Validator
+
 from .errors import InputError
 from .prompt import build_prompt, orm_prompt
 
-SCHEMA_VERSION = 1
-SOURCES = ("rollout", "replay", "demonstration")
+SCHEMA = json.loads((Path(__file__).parent / "training-record.schema.json").read_text(encoding="utf-8"))
+# One branch per record kind (the schema's oneOf is discriminated by `kind`).
+_BRANCHES = {branch["properties"]["kind"]["const"]: branch for branch in SCHEMA["oneOf"]}
+SCHEMA_VERSION = next(iter(_BRANCHES.values()))["properties"]["schemaVersion"]["const"]
+_VALIDATORS = {kind: Draft202012Validator(branch) for kind, branch in _BRANCHES.items()}
+# JavaScript's Number.MAX_SAFE_INTEGER: zod's bound on every integer, not worth naming in a reason.
+_MAX_SAFE_INTEGER = 2**53 - 1
 
 
 @dataclass(frozen=True)
@@ -44,39 +52,57 @@ class OrmRecord:
         return self.response == "YES"
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+class _NonFinite(str):
+    """NaN or +-Infinity in a line (Python's json accepts them; JSON and the schema do not): a string, so no
+    number check passes it."""
 
 
-def _is_number(value: object) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+def _shown(value: object) -> str:
+    return str(value) if isinstance(value, _NonFinite) else json.dumps(value)[:60]
 
 
-_COMMON = {
-    "id": (lambda v: isinstance(v, str), "expected a string"),
-    "campaignId": (lambda v: isinstance(v, str), "expected a string"),
-    "phase": (_is_int, "expected an integer"),
-    "taskId": (lambda v: isinstance(v, str), "expected a string"),
-    "traceId": (lambda v: isinstance(v, str), "expected a string"),
-    "prompt": (lambda v: isinstance(v, str), "expected a string"),
-}
+_TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a finite number", "boolean": "a boolean", "null": "null", "object": "an object", "array": "an array"}
 
-_STEP = {
-    **_COMMON,
-    "step": (_is_int, "expected an integer"),
-    "source": (lambda v: v in SOURCES, f"expected one of {', '.join(SOURCES)}"),
-    "response": (lambda v: isinstance(v, str), "expected a string"),
-    "nextPrompt": (lambda v: v is None or isinstance(v, str), "expected a string or null"),
-    "reward": (_is_number, "expected a finite number"),
-    "done": (lambda v: isinstance(v, bool), "expected a boolean"),
-    "mcReturn": (_is_number, "expected a finite number"),
-    "refLogprob": (lambda v: v is None or (_is_number(v) and v <= 0), "expected a number <= 0 or null"),
-    "responseTokens": (lambda v: v is None or (_is_int(v) and v > 0), "expected a positive integer or null"),
-    "rank": (lambda v: v is None or _is_number(v), "expected a number or null"),
-    "state": (lambda v: isinstance(v, dict), "expected an object"),
-}
 
-_ORM = {**_COMMON, "response": (lambda v: v in ("YES", "NO"), 'expected "YES" or "NO"')}
+def _expected(schema: dict) -> str:
+    """What a field's schema accepts, in words: `an integer >= 0`, `one of rollout, replay`, `a string or null`."""
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(str(value) for value in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_expected(option) for option in schema["anyOf"])
+    types = schema.get("type", [])
+    words = " or ".join(_TYPE_NAMES.get(name, name) for name in (types if isinstance(types, list) else [types]))
+    if "minimum" in schema:
+        words += f" >= {schema['minimum']}"
+    if "maximum" in schema and schema["maximum"] != _MAX_SAFE_INTEGER:
+        words += f" <= {schema['maximum']}"
+    if schema.get("required"):
+        words += " with " + ", ".join(schema["required"])
+    return words
+
+
+def _check_record(record: dict, kind: str, where: str) -> None:
+    """The first field (in the schema's order) the record breaks, as `<where> <field>: <reason>`."""
+    branch = _BRANCHES[kind]
+    properties = branch["properties"]
+    order = {name: index for index, name in enumerate(properties)}
+    problems: list[tuple[int, str, str]] = []
+    for error in _VALIDATORS[kind].iter_errors(record):
+        if error.validator == "required" and not error.absolute_path:
+            for name in (n for n in error.validator_value if n not in record):
+                problems.append((order[name], name, "missing"))
+        elif error.validator == "additionalProperties" and not error.absolute_path:
+            for name in (n for n in record if n not in properties):
+                problems.append((len(order), name, f"not a field of a {kind} record (schemaVersion {SCHEMA_VERSION})"))
+        else:
+            name = str(error.absolute_path[0]) if error.absolute_path else "(record)"
+            expected = _expected(properties[name]) if name in properties else error.message
+            problems.append((order.get(name, len(order)), name, f"expected {expected}, got {_shown(record.get(name))}"))
+    if problems:
+        _, name, reason = min(problems, key=lambda problem: problem[0])
+        raise InputError(f"{where} {name}: {reason}")
 
 
 def _check(record: dict, fields: dict, where: str) -> None:
@@ -84,7 +110,7 @@ def _check(record: dict, fields: dict, where: str) -> None:
         if name not in record:
             raise InputError(f"{where} {name}: missing")
         if not valid(record[name]):
-            raise InputError(f"{where} {name}: {reason}, got {json.dumps(record[name])[:60]}")
+            raise InputError(f"{where} {name}: {reason}, got {_shown(record[name])}")
 
 
 def _lines(path: Path):
@@ -97,7 +123,7 @@ def _lines(path: Path):
                 continue
             where = f"{path}:{number}"
             try:
-                record = json.loads(line)
+                record = json.loads(line, parse_constant=_NonFinite)
             except json.JSONDecodeError as error:
                 raise InputError(f"{where} (record): not JSON ({error.msg})") from None
             if not isinstance(record, dict):
@@ -120,9 +146,12 @@ def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmReco
     for where, record in _lines(path):
         version = record.get("schemaVersion")
         if version != SCHEMA_VERSION:
-            raise InputError(f"{where} schemaVersion: expected {SCHEMA_VERSION}, got {json.dumps(version)}")
-        if record.get("kind") == "step":
-            _check(record, _STEP, where)
+            raise InputError(f"{where} schemaVersion: expected {SCHEMA_VERSION}, got {_shown(version)}")
+        kind_of = record.get("kind")
+        if kind_of not in _BRANCHES:
+            raise InputError(f"{where} kind: expected {' or '.join(json.dumps(k) for k in _BRANCHES)}, got {_shown(kind_of)}")
+        _check_record(record, kind_of, where)
+        if kind_of == "step":
             steps.append(
                 StepRecord(
                     id=record["id"],
@@ -133,15 +162,12 @@ def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmReco
                     done=record["done"],
                     mc_return=float(record["mcReturn"]),
                     ref_logprob=None if record["refLogprob"] is None else float(record["refLogprob"]),
-                    response_tokens=record["responseTokens"],
+                    response_tokens=None if record["responseTokens"] is None else int(record["responseTokens"]),
                     source=record["source"],
                 )
             )
-        elif record.get("kind") == "orm":
-            _check(record, _ORM, where)
-            orms.append(OrmRecord(id=record["id"], prompt=record["prompt"], response=record["response"]))
         else:
-            raise InputError(f'{where} kind: expected "step" or "orm", got {json.dumps(record.get("kind"))}')
+            orms.append(OrmRecord(id=record["id"], prompt=record["prompt"], response=record["response"]))
     return _chosen(path, kind, steps, orms)
 
 
@@ -153,17 +179,23 @@ def _is_state(value: object) -> bool:
     return rounds_ok and isinstance(observation, dict) and isinstance(observation.get("html"), str)
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 _STATE = (_is_state, "expected a state {intent, history, observation: {html}}")
+_RESPONSE = (lambda v: isinstance(v, str), "expected a string")
+_NUMBER = (_is_number, "expected a finite number")
 _EXAMPLES = {
-    "actor-sft": {"state": _STATE, "response": _STEP["response"]},
+    "actor-sft": {"state": _STATE, "response": _RESPONSE},
     "actor-webrl": {
         "state": _STATE,
-        "response": _STEP["response"],
+        "response": _RESPONSE,
         "nextState": (lambda v: v is None or _is_state(v), "expected a state or null"),
-        "reward": _STEP["reward"],
-        "mcReturn": _STEP["mcReturn"],
+        "reward": _NUMBER,
+        "mcReturn": _NUMBER,
     },
-    "critic": {"state": _STATE, "mcReturn": _STEP["mcReturn"]},
+    "critic": {"state": _STATE, "mcReturn": _NUMBER},
     "orm": {"state": _STATE, "success": (lambda v: isinstance(v, bool), "expected a boolean")},
 }
 
