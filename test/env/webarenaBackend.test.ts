@@ -178,7 +178,9 @@ describe('the webarena backend on the embedded sites served in their own process
       'test',
       { SHOPPING: 'http://shop.example:7770', MAP: 'http://map.example:3000' },
     );
-    assert.equal(fromEnv.campaign.environment.webarena?.sites.shopping?.url, 'http://shop.example:7770');
-    assert.equal(fromEnv.campaign.environment.webarena?.sites.map?.url, 'http://map.example:3000');
+    const environment = fromEnv.campaign.environment;
+    assert.ok(environment.backend === 'webarena');
+    assert.equal(environment.webarena.sites.shopping?.url, 'http://shop.example:7770');
+    assert.equal(environment.webarena.sites.map?.url, 'http://map.example:3000');
   });
 });
