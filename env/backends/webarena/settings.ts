@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { environmentFields, WebArenaSchema } from '../../../config/schema';
+import { HARNESS_RULES } from '../../evaluators/evaluator';
 import { SITE_NAMES } from '../../site-urls';
 import type { ConfigIssue, ConfigIssueInput } from '../contract';
 
@@ -27,7 +28,7 @@ export function webarenaConfigIssues(config: ConfigIssueInput, settings: WebAren
   const issues: ConfigIssue[] = [];
   // The section is absent when it was left out (that is reported on its own); the other rules still apply.
   const section = settings.webarena as WebArenaSettings['webarena'] | undefined;
-  if (section?.harness === 'webarena' && config.models.judge?.backend !== 'chat') {
+  if (section && HARNESS_RULES[section.harness].alwaysNeedsLlmJudge && config.models.judge?.backend !== 'chat') {
     issues.push({
       path: ['models', 'judge'],
       message: "the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)",
