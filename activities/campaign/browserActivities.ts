@@ -8,7 +8,7 @@ import { loadModelSecrets } from '../../config/secrets';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
-import { startUrlOf, toEpisodeTask } from '../../env/embedded';
+import { startUrlOf, toEpisodeTask } from '../../env/tasks/episodeTask';
 import type { EpisodeEnvironment, Observation } from '../../browser/contract';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import { Rng } from '../../env/random';
