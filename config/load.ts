@@ -116,7 +116,7 @@ export function parseConfig(
   }
   // The variables of the backend the file picks (WebArena's site URLs for a webarena campaign).
   const environment = (merged.campaign as { environment?: { backend?: unknown } } | undefined)?.environment;
-  const backend = findBackend(environment?.backend ?? 'embedded');
+  const backend = findBackend(environment?.backend);
   if (backend?.envOverrides) {
     for (const [variable, path] of Object.entries(backend.envOverrides)) {
       const value = env[variable];

@@ -41,8 +41,9 @@ export function backendNamed(name: BackendName): RegisteredBackend {
   return backend;
 }
 
-/** The backend registered under a name read from a raw config, if any. */
+/** The backend a raw config's `backend` names, if one is registered under it (the default when it names none). */
 export function findBackend(name: unknown): RegisteredBackend | undefined {
+  if (name === undefined) return BACKENDS[0];
   return BACKENDS.find((backend) => backend.name === name);
 }
 

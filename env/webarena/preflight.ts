@@ -37,13 +37,7 @@ function taskList(tasks: readonly WebArenaTask[]): string {
   return `task${ids.length === 1 ? '' : 's'} ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ` and ${ids.length - 20} more` : ''}`;
 }
 
-/** Every problem that would stop a `webarena` campaign; empty when it may start (or it is not one). */
-export async function webArenaProblems(config: Config, options: PreflightOptions = {}): Promise<string[]> {
-  const environment = config.campaign.environment;
-  return environment.backend === 'webarena' ? sitesAndTasksProblems(config, environment.webarena, options) : [];
-}
-
-/** The problems of WebArena's `webarena` section: its task files, its sites' URLs, health and accounts. */
+/** Every problem that would stop a `webarena` campaign (its task files, its sites' URLs, health and accounts); empty when it may start. */
 export async function sitesAndTasksProblems(config: Config, webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
   const env = options.env ?? process.env;
   const problems: string[] = [];
