@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { findBackend } from '../env/backends/registry';
+import { backendWithField, findBackend } from '../env/backends/registry';
 import { ConfigSchema } from './campaignConfig';
 import { ConfigError } from './errors';
 import type { Config } from './schema';
@@ -57,11 +57,17 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
     .join('');
 }
 
-function describeIssues(error: z.ZodError, envSources: Map<string, string>): string[] {
+function describeIssues(error: z.ZodError, envSources: Map<string, string>, backend?: string): string[] {
   const problems: string[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
+        // Another backend's section under this backend's settings: the backend to pick is named.
+        const owner = formatPath(issue.path) === 'campaign.environment' ? backendWithField(key) : undefined;
+        if (owner && backend) {
+          problems.push(`campaign.environment.backend: a ${key} section is given but backend is ${backend}; set backend: ${owner.name}`);
+          continue;
+        }
         const path = formatPath([...issue.path, key]);
         const hint = secretHint(issue.path, key);
         problems.push(
@@ -126,7 +132,7 @@ export function parseConfig(
     }
   }
   const result = ConfigSchema.safeParse(merged);
-  if (!result.success) throw new ConfigError(source, describeIssues(result.error, envSources));
+  if (!result.success) throw new ConfigError(source, describeIssues(result.error, envSources, backend?.name));
   return result.data;
 }
 

@@ -47,6 +47,11 @@ export function findBackend(name: unknown): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => backend.name === name);
 }
 
+/** The registered backend whose settings have `field` (a section of its own, such as `webarena`), if any. */
+export function backendWithField(field: string): RegisteredBackend | undefined {
+  return BACKENDS.find((backend) => field in backend.settings.shape);
+}
+
 /** The campaign's backend with its settings. */
 export function backendOf(config: Config): { backend: RegisteredBackend; settings: EnvironmentSettings } {
   const settings = config.campaign.environment;
