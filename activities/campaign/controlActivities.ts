@@ -93,7 +93,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
         // A backend with its own evolution (the embedded world) evolves failed tasks; on the others
         // (WebArena's sites), new tasks come from the chat generator only, top-ups from the train file.
         const { backend, settings } = backendOf(config);
-        const evolve = backend.evolve ? (request: Parameters<NonNullable<typeof backend.evolve>>[1]) => backend.evolve!(settings, request) : undefined;
+        const evolve = backend.evolve?.bind(backend, settings);
         const train = await ctx.tasks(config, 'train');
         let tasks: EnvironmentTask[];
         if (!input.curriculum || !input.failedTasks) {
