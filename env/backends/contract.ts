@@ -1,9 +1,10 @@
 /**
  * What an environment backend is (BrowserGym's shape: one small task contract, benchmarks that
  * register themselves; verl's: the implementation chosen once, outside the loop). Each backend is a
- * folder under env/backends/ whose index exports one `EnvironmentBackend`; env/backends/registry.ts
- * lists them, and the activities, the campaign control and the config loader ask the registry for the
- * campaign's backend instead of comparing backend names. docs/environments.md describes each part.
+ * folder under env/backends/ whose index exports `settings` (its member of `campaign.environment`)
+ * and `backend` (an `EnvironmentBackend`); env/backends/registry.ts lists them, and the activities,
+ * the campaign control and the config loader ask the registry for the campaign's backend instead of
+ * comparing backend names. docs/environments.md describes each part.
  */
 import type { BrowserContext } from 'playwright-core';
 import type { z } from 'zod';
