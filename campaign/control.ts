@@ -7,7 +7,7 @@ import { WorkflowIdReusePolicy, type Client, type WorkflowHandle, type WorkflowH
 import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/schema';
-import { assertWebArenaReady } from '../env/webarena/preflight';
+import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
 import { phaseManifestKey, type PhaseManifestData } from './manifest';
@@ -73,7 +73,8 @@ export function initialCampaignInput(config: Config, frozen: { key: string; sha2
     paused: false,
     stopAfterPhase: false,
     taskQueues: config.temporal.taskQueues,
-    ...(config.campaign.environment.backend === 'webarena' ? { environmentChecks: true } : {}),
+    // A backend that prepares its sites before each phase has the workflow ask it to.
+    ...(backendOf(config).backend.prepare ? { environmentChecks: true } : {}),
   };
 }
 
@@ -127,8 +128,8 @@ export async function startCampaign(
   config: Config,
   options: { from?: ForkPoint } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof campaignWorkflow>> {
-  // A webarena campaign starts only when its tasks, sites and accounts are all in order.
-  await assertWebArenaReady(config, { store });
+  // A campaign starts only when its backend's pre-start check passes (a webarena campaign's tasks, sites and accounts).
+  await assertEnvironmentReady(config, { store });
   const frozen = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
   const input = options.from ? await forkedCampaignInput(store, config, frozen, options.from) : initialCampaignInput(config, frozen);

@@ -2,7 +2,7 @@
  * `webrl tools ensure`, `webrl stack up|down|status|check`, `webrl config check`, `webrl worker`.
  */
 import type { Command } from 'commander';
-import { assertWebArenaReady } from '../env/webarena/preflight';
+import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
 import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -120,12 +120,12 @@ export function registerStackCommands(program: Command): void {
     .description('validate a campaign file with the environment and print the resolved settings')
     .action(async (file?: string) => {
       const { config, secrets } = await loadSettings(file);
-      const webarena = config.campaign.environment.webarena;
+      const { backend, settings } = backendOf(config);
       // Task files in the store need it; on disk they do not (the store may not be up yet).
-      const inStore = webarena && Object.values(webarena.tasks).some((source) => 'key' in source);
+      const inStore = backend.tasks.readsStore?.(settings) ?? false;
       const store = inStore ? new ArtifactStore(config.s3, secrets.s3) : undefined;
       try {
-        await assertWebArenaReady(config, store ? { store } : {});
+        await assertEnvironmentReady(config, store ? { store } : {});
       } finally {
         store?.destroy();
       }

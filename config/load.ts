@@ -6,19 +6,13 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { ConfigSchema, type Config } from './schema';
+import { backendWithField, findBackend } from '../env/backends/registry';
+import { ConfigSchema } from './campaignConfig';
+import { ConfigError } from './errors';
+import type { Config } from './schema';
 import { SECRET_ENV } from './secrets';
-import { SITE_NAMES } from '../env/site-urls';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  constructor(
-    readonly source: string,
-    readonly problems: string[],
-  ) {
-    super(`invalid configuration (${source}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-}
+export { ConfigError };
 
 /** Non-secret environment overrides: variable -> config path. */
 export const ENV_OVERRIDES: Record<string, string[]> = {
@@ -29,12 +23,6 @@ export const ENV_OVERRIDES: Record<string, string[]> = {
   WEBRL_S3_PREFIX: ['s3', 'prefix'],
   AWS_REGION: ['s3', 'region'],
   WEBRL_DATA_DIR: ['stack', 'dataDir'],
-};
-
-/** WebArena's own variables for its sites' URLs (webarena backend only): variable -> config path. */
-export const WEBARENA_URL_OVERRIDES: Record<string, string[]> = {
-  ...Object.fromEntries(SITE_NAMES.map((site) => [site.toUpperCase(), ['campaign', 'environment', 'webarena', 'sites', site, 'url']])),
-  HOMEPAGE: ['campaign', 'environment', 'webarena', 'homepage'],
 };
 
 /** Field names that look like credentials: refused in files with a pointer to the right variable. */
@@ -69,11 +57,17 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
     .join('');
 }
 
-function describeIssues(error: z.ZodError, envSources: Map<string, string>): string[] {
+function describeIssues(error: z.ZodError, envSources: Map<string, string>, backend?: string): string[] {
   const problems: string[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
+        // Another backend's section under this backend's settings: the backend to pick is named.
+        const owner = formatPath(issue.path) === 'campaign.environment' ? backendWithField(key) : undefined;
+        if (owner && backend) {
+          problems.push(`campaign.environment.backend: a ${key} section is given but backend is ${backend}; set backend: ${owner.name}`);
+          continue;
+        }
         const path = formatPath([...issue.path, key]);
         const hint = secretHint(issue.path, key);
         problems.push(
@@ -126,9 +120,11 @@ export function parseConfig(
     setPath(merged, path.split('.'), value);
     envSources.set(path, 'command line');
   }
+  // The variables of the backend the file picks (WebArena's site URLs for a webarena campaign).
   const environment = (merged.campaign as { environment?: { backend?: unknown } } | undefined)?.environment;
-  if (environment?.backend === 'webarena') {
-    for (const [variable, path] of Object.entries(WEBARENA_URL_OVERRIDES)) {
+  const backend = findBackend(environment?.backend);
+  if (backend?.envOverrides) {
+    for (const [variable, path] of Object.entries(backend.envOverrides)) {
       const value = env[variable];
       if (value === undefined || value === '') continue;
       setPath(merged, path, value);
@@ -136,7 +132,7 @@ export function parseConfig(
     }
   }
   const result = ConfigSchema.safeParse(merged);
-  if (!result.success) throw new ConfigError(source, describeIssues(result.error, envSources));
+  if (!result.success) throw new ConfigError(source, describeIssues(result.error, envSources, backend?.name));
   return result.data;
 }
 

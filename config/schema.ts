@@ -5,8 +5,8 @@
  * here: see `secrets.ts`.
  */
 import { z } from 'zod';
+import type { Config } from './campaignConfig';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
-import { defaultMinWaitMs } from '../browser/settle';
 import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
 
 const hostPort = z
@@ -154,11 +154,12 @@ export const WebArenaSchema = z.strictObject({
 });
 export type WebArenaConfig = z.infer<typeof WebArenaSchema>;
 
-/** The web environment: the embedded mini-WebArena sites started by each browser worker, or WebArena's sites. */
-export const EnvironmentSchema = z.strictObject({
-  /** `embedded` (four mini sites in each browser worker) or `webarena` (sites running elsewhere: `webarena` section). */
-  backend: z.enum(['embedded', 'webarena']).default('embedded'),
-  webarena: WebArenaSchema.optional(),
+/**
+ * The fields every environment backend's settings share (after its own `backend` and section): each
+ * backend's member of `campaign.environment` is `{ backend, <its section>, ...environmentFields }`
+ * (env/backends/<name>/settings.ts), so the resolved config keeps one field order.
+ */
+export const environmentFields = {
   /** Seed of the sites' data and of the task splits generated from it. */
   worldSeed: z.number().int().min(0).max(2 ** 31 - 1).default(2411),
   /** Evaluate on a seeded sample of this many test tasks; 0 = the whole test split. */
@@ -185,14 +186,7 @@ export const EnvironmentSchema = z.strictObject({
       minWaitMs: z.number().int().min(0).max(10_000).optional(),
     })
     .default({}),
-}).superRefine((environment, ctx) => {
-  if (environment.backend === 'webarena' && !environment.webarena) {
-    ctx.addIssue({ code: 'custom', path: ['webarena'], message: 'backend webarena needs the webarena section (sites, tasks)' });
-  }
-  if (environment.backend === 'embedded' && environment.webarena) {
-    ctx.addIssue({ code: 'custom', path: ['backend'], message: 'a webarena section is given but backend is embedded; set backend: webarena' });
-  }
-});
+};
 
 /** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
 export const TrainingSchema = z.strictObject({
@@ -216,7 +210,8 @@ export const TrainingSchema = z.strictObject({
   gamma: z.number().gt(0).max(1).default(0.9),
 });
 
-export const CampaignSchema = z.strictObject({
+/** The campaign's own fields before `environment` (its union is built in campaignConfig.ts) and `training`. */
+export const campaignFields = {
   name: name.default('default'),
   seed: z.number().int().min(0).max(2 ** 31 - 1).default(1),
   /** RL phases after SFT (phase 0). */
@@ -227,9 +222,7 @@ export const CampaignSchema = z.strictObject({
    * `evaluator`, the environment's evaluator where the task has one and the ORM where it has none.
    */
   reward: z.enum(['orm', 'evaluator']).default('orm'),
-  environment: EnvironmentSchema.default(EnvironmentSchema.parse({})),
-  training: TrainingSchema.default(TrainingSchema.parse({})),
-});
+};
 
 /** Where a browser worker serves the embedded sites (WebArena's ports by default). */
 export const SitesSchema = z.strictObject({
@@ -449,52 +442,8 @@ export const ModelsSchema = z
 
 export type ModelsConfig = z.infer<typeof ModelsSchema>;
 
-export const ConfigSchema = z
-  .strictObject({
-    campaign: CampaignSchema.default(CampaignSchema.parse({})),
-    temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
-    s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
-    stack: StackConfigSchema.default(StackConfigSchema.parse({})),
-    concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
-    sites: SitesSchema.default(SitesSchema.parse({})),
-    models: ModelsSchema.default(ModelsSchema.parse({})),
-  })
-  .superRefine((config, ctx) => {
-    // On WebArena's sites the curriculum's new tasks come from the chat generator: embedded evolution
-    // writes tasks for the embedded world only.
-    const { environment, phase } = config.campaign;
-    if (environment.webarena?.harness === 'webarena' && config.models.judge?.backend !== 'chat') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['models', 'judge'],
-        message: "the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)",
-      });
-    }
-    if (environment.backend === 'webarena' && phase.curriculum && config.models.taskGenerator.backend !== 'chat') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['campaign', 'phase', 'curriculum'],
-        message: 'the curriculum on WebArena sites needs models.taskGenerator.backend: chat (or curriculum: false for tasks from the train file)',
-      });
-    }
-  })
-  // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
-  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).
-  .transform((config) => {
-    const { environment } = config.campaign;
-    const profile = environment.observation.profile ?? (config.models.actor.backend === 'completions' ? 'webrl' : 'default');
-    const minWaitMs = environment.observation.minWaitMs ?? defaultMinWaitMs(profile);
-    return {
-      ...config,
-      campaign: { ...config.campaign, environment: { ...environment, observation: { profile, minWaitMs } } },
-      temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
-      s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
-    };
-  });
-
-export type Config = z.infer<typeof ConfigSchema>;
-/** A config as written (defaults not yet filled in). */
-export type ConfigInput = z.input<typeof ConfigSchema>;
+/** The resolved config and the config as written: their schema joins the registered environment backends (campaignConfig.ts). */
+export type { Config, ConfigInput } from './campaignConfig';
 export type TemporalConfig = Config['temporal'];
 export type S3Config = Config['s3'];
 export type StackConfig = Config['stack'];

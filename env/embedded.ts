@@ -5,14 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext } from 'playwright-core';
-import type { EpisodeEnvironment, EpisodeTask, OracleStep, PreparedEpisode } from '../browser/contract';
+import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../browser/contract';
 import { localEpisodeControl } from './http/site-server';
 import { DeterministicJudge, type FuzzyJudge } from './evaluators/judge';
 import { EvaluatedTasks } from './evaluators/task-set';
 import { EMBEDDED_SHOP_ADMIN_ACCOUNT } from './sites/shopping/rest';
 import { EPISODE_COOKIE } from './state/episodes';
-import { EMBEDDED_SITE_NAMES, resolvePlaceholders, type SiteUrls } from './site-urls';
+import { EMBEDDED_SITE_NAMES, type SiteUrls } from './site-urls';
+import { startUrlOf } from './tasks/episodeTask';
 import type { WebArenaTask } from './tasks/schema';
+
+export { startUrlOf, toEpisodeTask } from './tasks/episodeTask';
 
 export interface EmbeddedEnvironmentOptions {
   /** Where the embedded sites run (what `__SHOPPING__`, ... resolve to). */
@@ -21,16 +24,6 @@ export interface EmbeddedEnvironmentOptions {
   tasks: readonly WebArenaTask[];
   /** Judge for fuzzy_match; default the deterministic one. */
   judge?: FuzzyJudge;
-}
-
-/** The first start URL of a task, placeholders resolved (WebArena joins several with ` |AND| `). */
-export function startUrlOf(task: Pick<WebArenaTask, 'start_url'>, siteUrls: SiteUrls): string {
-  return resolvePlaceholders(task.start_url.split(' |AND| ')[0]?.trim() ?? '', siteUrls);
-}
-
-/** What the episode loop needs of a task (with its oracle plan, for the oracle policy). */
-export function toEpisodeTask(task: WebArenaTask, siteUrls: SiteUrls): EpisodeTask & { oracle?: OracleStep[] } {
-  return { task_id: task.task_id, intent: task.intent, start_url: startUrlOf(task, siteUrls), ...(task.oracle ? { oracle: task.oracle } : {}) };
 }
 
 export class EmbeddedEnvironment implements EpisodeEnvironment {

@@ -6,6 +6,7 @@ import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
+import { backendOf, BACKENDS } from '../env/backends/registry';
 
 function rejection(raw: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -136,6 +137,21 @@ describe('configuration', () => {
     assert.deepEqual(parseConfig({ campaign: { environment: { observation: { profile: 'webrl' } } } }).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 });
     assert.match(rejection({ campaign: { environment: { observation: { profile: 'reference' } } } }), /campaign\.environment\.observation\.profile/);
     assert.deepEqual(parseConfig(parseConfig({ models: { actor, trainer } })).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 }, 'a resolved config parses to itself');
+  });
+
+  test('campaign.environment is the union of the registered backends: each member its own settings, the first the default', () => {
+    assert.deepEqual(BACKENDS.map((backend) => backend.name), ['embedded', 'webarena']);
+    const embedded = parseConfig({ campaign: { environment: { worldSeed: 7 } } }).campaign.environment;
+    assert.equal(embedded.backend, 'embedded');
+    assert.equal(backendOf(parseConfig({})).backend.name, 'embedded');
+    // Key order (what the frozen config's bytes and their sha256 depend on): backend, its section, the shared fields.
+    const tasks = { train: { path: 'train.json' }, test: { key: 'tasks/test.json' } };
+    const webarena = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks } } } }).campaign.environment;
+    assert.deepEqual(Object.keys(webarena), ['backend', 'webarena', 'worldSeed', 'testTasks', 'demonstrationTasks', 'maxSteps', 'episodeDeadlineSeconds', 'screenshotRate', 'observation']);
+    assert.deepEqual(Object.keys(embedded), ['backend', ...Object.keys(webarena).slice(2)]);
+    assert.match(rejection({ campaign: { environment: { backend: 'mini' } } }), /campaign\.environment\.backend: Invalid option: expected one of "embedded"\|"webarena"/);
+    assert.match(rejection({ campaign: { environment: { webarena: { tasks } } } }), /campaign\.environment\.backend: a webarena section is given but backend is embedded; set backend: webarena/);
+    assert.match(rejection({ campaign: { environment: { backend: 'webarena' } } }), /campaign\.environment\.webarena: backend webarena needs the webarena section/);
   });
 
   test('model endpoint keys come from WEBRL_LLM_API_KEY, else OPENAI_API_KEY, and never print', () => {

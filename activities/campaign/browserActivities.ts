@@ -8,11 +8,12 @@ import { loadModelSecrets } from '../../config/secrets';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
-import { startUrlOf, toEpisodeTask } from '../../env/embedded';
+import { startUrlOf, toEpisodeTask } from '../../env/tasks/episodeTask';
 import type { EpisodeEnvironment, Observation } from '../../browser/contract';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import { Rng } from '../../env/random';
-import type { WebArenaTask } from '../../env/tasks/schema';
+import type { EnvironmentTask } from '../../env/backends/contract';
+import { backendOf } from '../../env/backends/registry';
 import { createActorPolicy } from '../../models/actorPolicy';
 import type { CriticValues } from '../../models/critic';
 import { mapSettled } from '../../models/remote/concurrency';
@@ -28,8 +29,7 @@ import type { Config } from '../../config/schema';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 import { mostPromisingTasks } from './mostPromisingTasks';
-import { withOraclePlans } from '../../env/webarena/preflight';
-import { campaignEnvironment, prepareWebArena } from './environments';
+import { campaignEnvironment, prepareEnvironment } from './environments';
 
 type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic' | 'prepareEnvironment'>;
 
@@ -37,7 +37,7 @@ type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'run
  * A plausible failure for the ORM and critic to learn from: the oracle plan cut halfway, ending with
  * another task's final message. The environment's evaluator labels it; nothing assumes it fails.
  */
-function truncatedPlan(task: WebArenaTask, other: WebArenaTask | undefined): OracleStep[] {
+function truncatedPlan(task: EnvironmentTask, other: EnvironmentTask | undefined): OracleStep[] {
   const plan = task.oracle ?? [];
   const moves = plan.filter((step) => step.action !== 'exit');
   const otherExit = other?.oracle?.find((step) => step.action === 'exit');
@@ -72,14 +72,15 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
     async prepareEnvironment(input) {
       const config = await ctx.config(input);
       const resetsOnce = (resets: () => Promise<string[]>) => ctx.once(ctx.key(input, 'environment', `resets-${input.moment}`), async () => ({ objects: [], data: await resets() }));
-      return prepareWebArena(runtime, config, input.moment, resetsOnce);
+      return prepareEnvironment(runtime, config, input.moment, resetsOnce);
     },
 
     async collectDemonstrations(scope) {
       return ctx.once(ctx.key(scope, 'demonstrations', 'datasets'), async () => {
         const config = await ctx.config(scope);
-        // Demonstrations need oracle plans: on WebArena's task files only the tasks that carry one.
-        const train = withOraclePlans(await ctx.tasks(config, 'train'));
+        // Demonstrations need the backend's oracle: the tasks that carry a plan (on WebArena's task files, few or none).
+        const demonstrable = backendOf(config).backend.oracle?.demonstrable;
+        const train = demonstrable ? demonstrable(await ctx.tasks(config, 'train')) : [];
         const tasks = demonstrationTasks(train, config.campaign.environment.demonstrationTasks, scope.seed);
         const oracle = await runTasks({
           ctx, runtime, config, tasks,
@@ -117,7 +118,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       const base = ctx.key(input, 'rollouts', input.purpose, `shard-${String(input.shard).padStart(4, '0')}`);
       return ctx.once(base, async () => {
         const config = await ctx.config(input);
-        const tasks = (await ctx.readDataset<WebArenaTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
+        const tasks = (await ctx.readDataset<EnvironmentTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
         // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
         const remote = remoteActorPolicy(config.models, input.temperature, await servedActor(ctx, config.models.serving, input.actor));
@@ -141,7 +142,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
     async filterTasksByCritic(input) {
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input);
-        const candidates = await ctx.readDataset<WebArenaTask>(input.candidates);
+        const candidates = await ctx.readDataset<EnvironmentTask>(input.candidates);
         const secrets = loadModelSecrets();
         const signal = Context.current().cancellationSignal;
         const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));

@@ -4,15 +4,16 @@
  * (fixed ports keep observations, and so rollouts, identical across worker restarts).
  */
 import { BrowserPool } from '../../browser/pool';
+import type { BrowserContext } from 'playwright-core';
 import type { Config } from '../../config/schema';
+import type { WorkerResources } from '../../env/backends/contract';
 import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
-import { WebArenaSites } from '../../env/webarena/environment';
 
-export class BrowserRuntime {
+export class BrowserRuntime implements WorkerResources {
   private sites?: Promise<EmbeddedSites>;
   private worldSeed?: number;
-  /** The WebArena sites of each `webarena` configuration this worker ran (sessions, caps, counters). */
-  private readonly webarena = new Map<string, WebArenaSites>();
+  /** What the environment backends keep per worker (a `webarena` section's sessions, caps, counters). */
+  private readonly kept = new Map<string, unknown>();
 
   private constructor(
     readonly pool: BrowserPool,
@@ -50,17 +51,13 @@ export class BrowserRuntime {
     return this.sites;
   }
 
-  /** The sites of a `webarena` campaign config, one set (sessions, episode caps) per configuration per worker. */
-  webArenaSites(config: Config): WebArenaSites {
-    const settings = config.campaign.environment.webarena;
-    if (!settings) throw new Error('the campaign environment is not webarena');
-    const key = JSON.stringify(settings);
-    let sites = this.webarena.get(key);
-    if (!sites) {
-      sites = new WebArenaSites(settings, () => this.pool.openContext());
-      this.webarena.set(key, sites);
-    }
-    return sites;
+  openContext(): Promise<BrowserContext> {
+    return this.pool.openContext();
+  }
+
+  shared<T>(key: string, create: () => T): T {
+    if (!this.kept.has(key)) this.kept.set(key, create());
+    return this.kept.get(key) as T;
   }
 
   async close(): Promise<void> {

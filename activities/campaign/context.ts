@@ -12,17 +12,16 @@ import { configSha256 } from '../../config/frozen';
 import { cachedUnlessFailed } from './retryableCache';
 import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/schema';
-import { generateSplits, type Split } from '../../env/tasks/generate';
-import type { WebArenaTask } from '../../env/tasks/schema';
-import { loadTaskSource } from '../../env/webarena/preflight';
+import type { EnvironmentTask, Split } from '../../env/backends/contract';
+import { embeddedSplit } from '../../env/backends/embedded';
+import { backendOf } from '../../env/backends/registry';
 import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 
 export class CampaignContext {
   private readonly configs = new Map<string, Promise<Config>>();
-  private readonly splits = new Map<number, Record<Split, WebArenaTask[]>>();
-  private readonly taskFiles = new Map<string, Promise<WebArenaTask[]>>();
+  private readonly taskSplits = new Map<string, Promise<EnvironmentTask[]>>();
 
   constructor(
     readonly store: ArtifactStore,
@@ -50,21 +49,14 @@ export class CampaignContext {
   }
 
   /** The embedded environment's task splits (generated deterministically from the world seed). */
-  split(worldSeed: number, split: Split): WebArenaTask[] {
-    let splits = this.splits.get(worldSeed);
-    if (!splits) {
-      splits = generateSplits(worldSeed);
-      this.splits.set(worldSeed, splits);
-    }
-    return splits[split];
+  split(worldSeed: number, split: Split): EnvironmentTask[] {
+    return embeddedSplit(worldSeed, split);
   }
 
-  /** A split of the campaign's environment: the embedded splits, or the `webarena` backend's task files. */
-  async tasks(config: Config, split: Split): Promise<WebArenaTask[]> {
-    const { backend, webarena, worldSeed } = config.campaign.environment;
-    if (backend !== 'webarena' || !webarena) return this.split(worldSeed, split);
-    const source = webarena.tasks[split];
-    return cachedUnlessFailed(this.taskFiles, JSON.stringify(source), () => loadTaskSource(source, this.store));
+  /** A split of the campaign's environment, from its backend's task source (loaded once per worker). */
+  async tasks(config: Config, split: Split): Promise<EnvironmentTask[]> {
+    const { backend, settings } = backendOf(config);
+    return cachedUnlessFailed(this.taskSplits, backend.tasks.key(settings, split), () => backend.tasks.load(settings, split, this.store));
   }
 
   /**

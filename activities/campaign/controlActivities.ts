@@ -9,8 +9,9 @@ import { Rng } from '../../env/random';
 import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
 import type { ModelsConfig } from '../../config/schema';
 import { chatOptions } from './backends';
-import { evolveTasks } from '../../env/tasks/evolve';
-import { webArenaTaskSchema, type WebArenaTask } from '../../env/tasks/schema';
+import type { EnvironmentTask } from '../../env/backends/contract';
+import { backendOf } from '../../env/backends/registry';
+import { webArenaTaskSchema } from '../../env/tasks/schema';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
@@ -41,9 +42,9 @@ const normaliseIntent = (intent: string) => intent.toLowerCase().replace(/[^\p{L
  */
 async function generateWithChat(
   generator: Extract<ModelsConfig['taskGenerator'], { backend: 'chat' }>,
-  request: { failed: WebArenaTask[]; known: Set<string>; count: number; firstTaskId: number; seed: number; label: string },
-): Promise<{ tasks: WebArenaTask[]; duplicates: string[]; failures: GenerationFailure[] }> {
-  const bySite = new Map<string, WebArenaTask[]>();
+  request: { failed: EnvironmentTask[]; known: Set<string>; count: number; firstTaskId: number; seed: number; label: string },
+): Promise<{ tasks: EnvironmentTask[]; duplicates: string[]; failures: GenerationFailure[] }> {
+  const bySite = new Map<string, EnvironmentTask[]>();
   for (const task of request.failed) {
     const site = task.sites[0] ?? 'unknown';
     bySite.set(site, [...(bySite.get(site) ?? []), task]);
@@ -62,7 +63,7 @@ async function generateWithChat(
     seed: request.seed,
   });
   const seen = new Set([...request.known].map(normaliseIntent));
-  const tasks: WebArenaTask[] = [];
+  const tasks: EnvironmentTask[] = [];
   const duplicates: string[] = [];
   for (const generated of result.tasks) {
     if (tasks.length >= request.count) break;
@@ -74,7 +75,7 @@ async function generateWithChat(
     seen.add(key);
     const parsed = webArenaTaskSchema.safeParse({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id });
     // The model's evaluator is kept only when it is a valid WebArena one (its own schema is looser).
-    const task = parsed.success ? parsed.data : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as WebArenaTask);
+    const task = parsed.success ? parsed.data : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as EnvironmentTask);
     if (!parsed.success) delete (task as { eval?: unknown }).eval;
     tasks.push(task);
   }
@@ -89,11 +90,12 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
       const key = ctx.key(input, 'tasks', 'candidates');
       return ctx.once(key, async () => {
         const config = await ctx.config(input);
-        const { worldSeed } = config.campaign.environment;
-        // On WebArena's sites, new tasks come from the chat generator only; top-ups from the train file.
-        const embeddedWorld = config.campaign.environment.backend === 'embedded';
+        // A backend with its own evolution (the embedded world) evolves failed tasks; on the others
+        // (WebArena's sites), new tasks come from the chat generator only, top-ups from the train file.
+        const { backend, settings } = backendOf(config);
+        const evolve = backend.evolve?.bind(backend, settings);
         const train = await ctx.tasks(config, 'train');
-        let tasks: WebArenaTask[];
+        let tasks: EnvironmentTask[];
         if (!input.curriculum || !input.failedTasks) {
           tasks = new Rng(input.seed).fork(`train-sample-${input.phase}`).sample(train, input.count);
         } else {
@@ -106,26 +108,25 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
             const owner = published?.data.forkedFrom?.campaign ?? input.campaignId;
             const earlier = await ctx.store.readManifest<{ key: string }>(manifestKey(phaseKey(owner, phase, 'tasks', 'candidates')));
             if (!earlier) continue;
-            for await (const task of ctx.store.readJsonl<WebArenaTask>(earlier.data.key)) {
+            for await (const task of ctx.store.readJsonl<EnvironmentTask>(earlier.data.key)) {
               known.add(task.intent);
               askedBefore.add(task.intent);
             }
           }
-          const failed = await ctx.readDataset<WebArenaTask>(input.failedTasks);
+          const failed = await ctx.readDataset<EnvironmentTask>(input.failedTasks);
           const firstTaskId = GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE;
           const generator = config.models.taskGenerator;
           if (generator.backend === 'chat') {
             const generated = await generateWithChat(generator, { failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
             tasks = generated.tasks;
             let filled = 0;
-            if (generator.fillWithEmbedded && embeddedWorld && tasks.length < input.count) {
+            if (generator.fillWithEmbedded && evolve && tasks.length < input.count) {
               for (const task of tasks) known.add(task.intent);
-              const more = evolveTasks({
+              const more = evolve({
                 failed,
                 knownIntents: known,
                 count: input.count - tasks.length,
                 seed: input.seed + input.phase,
-                worldSeed,
                 firstTaskId: firstTaskId + tasks.length,
               });
               filled = more.length;
@@ -140,15 +141,14 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
               failures: generated.failures,
             });
           } else {
-            if (!embeddedWorld) {
+            if (!evolve) {
               throw ApplicationFailure.nonRetryable('the curriculum on WebArena sites needs models.taskGenerator.backend: chat (embedded evolution writes tasks for the embedded sites only)', 'ConfigError');
             }
-            tasks = evolveTasks({
+            tasks = evolve({
               failed,
               knownIntents: known,
               count: input.count,
               seed: input.seed + input.phase,
-              worldSeed,
               firstTaskId,
             });
           }

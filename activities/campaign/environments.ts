@@ -1,42 +1,20 @@
 /**
- * The one place the browser activities get their environment from: `campaign.environment.backend`
- * picks the embedded sites (in this worker, an isolated state per episode) or WebArena's sites (real
- * ones or `webrl env serve`). Rollouts, demonstrations, the critic filter and evaluation see only the
- * `EpisodeEnvironment` contract and the site URLs.
+ * The one place the browser activities get their environment from: the campaign's backend in the
+ * registry (env/backends/registry.ts) opens it over the tasks and prepares its sites. Rollouts,
+ * demonstrations, the critic filter and evaluation see only the `EpisodeEnvironment` contract, the
+ * site URLs and, after infrastructure failures, which sites are down.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { EpisodeEnvironment } from '../../browser/contract';
 import type { Config } from '../../config/schema';
-import { loadModelSecrets } from '../../config/secrets';
-import { createJudge } from '../../env/evaluators/judge';
-import { EmbeddedEnvironment } from '../../env/embedded';
-import type { SiteUrls } from '../../env/site-urls';
-import type { WebArenaTask } from '../../env/tasks/schema';
-import { WebArenaEnvironment, type ResetMoment, type WebArenaSites } from '../../env/webarena/environment';
+import { SitesUnavailable, type EnvironmentTask, type OpenedEnvironment, type Preparation, type PreparationMoment } from '../../env/backends/contract';
+import { backendOf } from '../../env/backends/registry';
 import type { BrowserRuntime } from './browserRuntime';
 
-export interface CampaignEnvironment {
-  environment: EpisodeEnvironment;
-  /** What the tasks' placeholders resolve to. */
-  siteUrls: SiteUrls;
-  /** The WebArena sites behind it (absent for the embedded backend). */
-  webarena?: WebArenaSites;
-}
-
-export async function campaignEnvironment(runtime: BrowserRuntime, config: Config, tasks: readonly WebArenaTask[]): Promise<CampaignEnvironment> {
-  const chosen = await chosenEnvironment(runtime, config, tasks.map(withEvalShape));
-  return { ...chosen, environment: withUnscoredTasks(chosen.environment, tasks) };
-}
-
-async function chosenEnvironment(runtime: BrowserRuntime, config: Config, tasks: readonly WebArenaTask[]): Promise<CampaignEnvironment> {
-  if (config.campaign.environment.backend === 'webarena') {
-    const webarena = runtime.webArenaSites(config);
-    // The shop helpers' admin account comes from the worker's environment (config/secrets.ts), as the judge's key.
-    const scoring = { judge: createJudge(config.models.judge, loadModelSecrets()), harness: config.campaign.environment.webarena?.harness ?? 'webarena-lite' };
-    return { environment: new WebArenaEnvironment(webarena, tasks, scoring), siteUrls: webarena.urls, webarena };
-  }
-  const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
-  return { environment: new EmbeddedEnvironment({ siteUrls: sites.urls, tasks }), siteUrls: sites.urls };
+export async function campaignEnvironment(runtime: BrowserRuntime, config: Config, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment> {
+  const { backend, settings } = backendOf(config);
+  const opened = await backend.open(runtime, config, settings, tasks.map(withEvalShape));
+  return { ...opened, environment: withUnscoredTasks(opened.environment, tasks) };
 }
 
 /**
@@ -44,12 +22,12 @@ async function chosenEnvironment(runtime: BrowserRuntime, config: Config, tasks:
  * build an evaluator for every task, so they get an empty string_match shape here and
  * `withUnscoredTasks` replaces their evaluation by 0: no ground truth, not a measured failure.
  */
-function withEvalShape(task: WebArenaTask): WebArenaTask {
-  return (task as Partial<WebArenaTask>).eval ? task : { ...task, eval: { eval_types: ['string_match'], reference_answers: {} } };
+function withEvalShape(task: EnvironmentTask): EnvironmentTask {
+  return (task as Partial<EnvironmentTask>).eval ? task : { ...task, eval: { eval_types: ['string_match'], reference_answers: {} } };
 }
 
-function withUnscoredTasks(inner: EpisodeEnvironment, tasks: readonly WebArenaTask[]): EpisodeEnvironment {
-  const unscored = new Set(tasks.filter((task) => !(task as Partial<WebArenaTask>).eval).map((task) => String(task.task_id)));
+function withUnscoredTasks(inner: EpisodeEnvironment, tasks: readonly EnvironmentTask[]): EpisodeEnvironment {
+  const unscored = new Set(tasks.filter((task) => !(task as Partial<EnvironmentTask>).eval).map((task) => String(task.task_id)));
   if (unscored.size === 0) return inner;
   return {
     ...(inner.reserve ? { reserve: (task: Parameters<NonNullable<EpisodeEnvironment['reserve']>>[0]) => inner.reserve!(task) } : {}),
@@ -68,24 +46,23 @@ export function siteUnavailableFailure(message: string): ApplicationFailure {
 }
 
 /**
- * Before a phase (`phase`) and before its evaluation (`evaluation`): the resets the sites' policies
- * ask for at that moment, then a health check of every site. `once` runs the resets at most once per
- * phase and moment (a retried phase does not reset again what its finished part already reset); the
- * health check runs every time. Nothing to do on the embedded backend.
+ * Before a phase (`phase`) and before its evaluation (`evaluation`): the backend's preparation (the
+ * resets its sites' policies ask for at that moment, then a health check of every site). `once` runs
+ * the resets at most once per phase and moment (a retried phase does not reset again what its
+ * finished part already reset). Nothing to do for a backend without one (the embedded sites).
  */
-export async function prepareWebArena(
+export async function prepareEnvironment(
   runtime: BrowserRuntime,
   config: Config,
-  moment: ResetMoment,
+  moment: PreparationMoment,
   once: (resets: () => Promise<string[]>) => Promise<string[]>,
-): Promise<{ reset: string[]; checked: string[] }> {
-  if (config.campaign.environment.backend !== 'webarena') return { reset: [], checked: [] };
-  const sites = runtime.webArenaSites(config);
-  const down = await sites.unavailable();
-  if (down.length) throw siteUnavailableFailure(down.map((site) => site.message).join('; '));
-  const reset = await once(() => sites.resetAt(moment));
-  // A reset may restart a site: it must answer again before episodes go there.
-  const back = reset.length ? await sites.unavailable(reset) : [];
-  if (back.length) throw siteUnavailableFailure(`after its reset, ${back.map((site) => site.message).join('; ')}`);
-  return { reset, checked: sites.sites.map((site) => site.name) };
+): Promise<Preparation> {
+  const { backend, settings } = backendOf(config);
+  if (!backend.prepare) return { reset: [], checked: [] };
+  try {
+    return await backend.prepare(runtime, settings, moment, once);
+  } catch (error) {
+    if (error instanceof SitesUnavailable) throw siteUnavailableFailure(error.message);
+    throw error;
+  }
 }

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import type { EpisodeOptions } from '../../browser/episode';
 import { executorOptionsFor } from '../../browser/executor';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
-import { toEpisodeTask } from '../../env/embedded';
-import type { WebArenaTask } from '../../env/tasks/schema';
+import { toEpisodeTask } from '../../env/tasks/episodeTask';
+import type { EnvironmentTask } from '../../env/backends/contract';
 import type { EpisodeRound } from '../../models/orm';
 import { recordingPolicy } from '../../models/recordingPolicy';
 import { StoreTraceSink } from '../../storage/storeTraceSink';
@@ -74,13 +74,13 @@ export interface RunTasksRequest {
   ctx: CampaignContext;
   runtime: BrowserRuntime;
   config: Config;
-  tasks: readonly WebArenaTask[];
+  tasks: readonly EnvironmentTask[];
   /** Storage prefix of this unit of work, ending in '/'. */
   prefix: string;
   /** What this run is within its activity (`oracle`, `train shard 3`), named in its heartbeats. */
   stage: string;
   /** A fresh policy per task (policies may hold per-episode state). */
-  policyFor(task: WebArenaTask): Policy;
+  policyFor(task: EnvironmentTask): Policy;
   /** Per-task override of the episode options (e.g. a shorter cap for negative examples). */
   options?: Partial<EpisodeOptions>;
 }
@@ -88,14 +88,14 @@ export interface RunTasksRequest {
 /** Runs every task (resuming from stored trajectories) and returns their index rows in task order. */
 export async function runTasks(request: RunTasksRequest): Promise<TrajectoryIndexRow[]> {
   const { ctx, runtime, config, tasks, prefix } = request;
-  const { environment, siteUrls, webarena } = await campaignEnvironment(runtime, config, tasks);
+  const { environment, siteUrls, unavailable } = await campaignEnvironment(runtime, config, tasks);
   const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`, `${prefix}actions/`);
   let done = 0;
   const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
   const heartbeat = () => Context.current().heartbeat(progress());
   const cancelled = Context.current().cancellationSignal;
 
-  const runOne = async (task: WebArenaTask): Promise<TrajectoryIndexRow> => {
+  const runOne = async (task: EnvironmentTask): Promise<TrajectoryIndexRow> => {
     const taskId = String(task.task_id);
     const trajectoryKey = `${prefix}trajectories/${taskId}.json`;
     const stored = await ctx.store.tryGetJson<TrajectoryRecord>(trajectoryKey);
@@ -125,9 +125,9 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
       if (outcome.infraFailure) {
         Context.current().log.warn('episode hit an infrastructure failure', { taskId, attempt, reason: outcome.reason, detail: outcome.detail });
         if (attempt >= INFRA_ATTEMPTS) {
-          // On WebArena's sites, a site that stays down is named and the phase waits for an operator.
-          const down = await webarena?.unavailable(task.sites);
-          if (down?.length) throw siteUnavailableFailure(`task ${taskId}: ${down.map((site) => site.message).join('; ')}`);
+          // On shared sites (WebArena's), a site that stays down is named and the phase waits for an operator.
+          const down = await unavailable?.(task);
+          if (down?.length) throw siteUnavailableFailure(`task ${taskId}: ${down.join('; ')}`);
           throw new InfrastructureFailure(`task ${taskId}: ${outcome.reason} after ${attempt} attempts: ${outcome.detail ?? ''}`);
         }
         continue;
@@ -137,7 +137,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         site: task.sites[0] ?? 'unknown',
         intent: task.intent,
         score: outcome.score,
-        graded: Boolean((task as Partial<WebArenaTask>).eval),
+        graded: Boolean((task as Partial<EnvironmentTask>).eval),
         steps: outcome.steps,
         answer: outcome.answer,
         reason: outcome.reason,

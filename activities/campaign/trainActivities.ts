@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { loadModelSecrets } from '../../config/secrets';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { WebArenaTask } from '../../env/tasks/schema';
+import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
 import type { Objective } from '../../models/train/examples';
 import { runTrainingInWorker } from '../../models/train/runTraining';
@@ -289,10 +289,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     async filterExperience(input) {
       return ctx.once(ctx.key(input, 'experience'), async () => {
         const rewards = await ctx.readDataset<RewardRow>(input.rewards);
-        const tasks = new Map((await ctx.readDataset<WebArenaTask>(input.tasks)).map((t) => [String(t.task_id), t]));
+        const tasks = new Map((await ctx.readDataset<EnvironmentTask>(input.tasks)).map((t) => [String(t.task_id), t]));
         const current: ExperienceRow[] = [];
         const successes: ExperienceRow[] = [];
-        const failed: WebArenaTask[] = [];
+        const failed: EnvironmentTask[] = [];
         for (const reward of rewards) {
           const record = await ctx.store.getJson<TrajectoryRecord>(reward.trajectoryKey);
           const steps = record.rounds.map((round, t): ExperienceRow => ({

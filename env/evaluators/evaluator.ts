@@ -151,15 +151,7 @@ function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: num
     locator = call && { kind: 'helper', call };
   } else problem('locator', `expected "", a document. expression or func:helper(...), got "${rawLocator}"`);
 
-  if (harness === 'webarena') {
-    const keys = Object.keys(target.required_contents);
-    if (!keys.includes('exact_match') && !keys.includes('must_include')) {
-      problem('required_contents', `WebArena's harness reads exact_match or must_include here, not ${keys.join(', ')} (use the webarena-lite harness)`);
-    } else {
-      const ignored = keys.filter((key) => key !== (keys.includes('exact_match') ? 'exact_match' : 'must_include'));
-      if (ignored.length) problem('required_contents', `WebArena's harness would ignore ${ignored.join(', ')} beside ${keys.includes('exact_match') ? 'exact_match' : 'must_include'}`);
-    }
-  }
+  HARNESS_RULES[harness].targetProblems(Object.keys(target.required_contents), (message) => problem('required_contents', message));
   if (problems.length > before || !url || !locator) return undefined;
   return { url, locator, prepActions: target.prep_actions ?? [], contents: target.required_contents };
 }
@@ -168,7 +160,7 @@ function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: num
 export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena-lite'): string[] {
   const fields: string[] = [];
   if (task.eval.eval_types.includes('string_match') && task.eval.reference_answers?.fuzzy_match !== undefined) fields.push('eval.reference_answers.fuzzy_match');
-  if (harness === 'webarena-lite' && task.eval.eval_types.includes('program_html')) {
+  if (HARNESS_RULES[harness].judgesProgramHtml && task.eval.eval_types.includes('program_html')) {
     (task.eval.program_html ?? []).forEach((target, i) => {
       if (target.required_contents.fuzzy_match !== undefined) fields.push(`eval.program_html[${i}].required_contents.fuzzy_match`);
     });
@@ -177,7 +169,7 @@ export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena
 }
 
 function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: EvaluatorOptions): Check {
-  const harness = options.harness ?? 'webarena-lite';
+  const rules = HARNESS_RULES[options.harness ?? 'webarena-lite'];
   return async (page) => {
     const ctx: HelperContext = { page, siteUrls: options.siteUrls, ...(options.shopAdmin ? { shopAdmin: options.shopAdmin } : {}) };
     for (const target of targets) {
@@ -191,38 +183,105 @@ function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: Eva
           return false;
         }
       }
-      let value: string;
-      if (harness === 'webarena-lite') {
-        for (const action of target.prepActions) await readJs(page, action);
-        if (target.locator.kind === 'html') value = await page.content();
-        else if (target.locator.kind === 'js') value = await readJs(page, target.locator.expression);
-        else value = await runHelperCall(target.locator.call, 'locator', ctx).catch(() => '');
-        if (!(await liteContentsMatch(target.contents, value, task.intent, options.judge, task.eval.string_note ?? ''))) return false;
-        continue;
-      }
-      // WebArena: prep actions run before a JS locator only, and stop at the first that throws.
-      if (target.locator.kind === 'html') value = await page.content();
-      else if (target.locator.kind === 'js') {
-        for (const action of target.prepActions) {
-          try {
-            await page.evaluate(`(() => (${action}))()`);
-          } catch {
-            break;
-          }
-        }
-        value = await readJsWebArena(page, target.locator.expression);
-      } else value = await runHelperCall(target.locator.call, 'locator', ctx);
-      value = await unescapeHtml(page, value);
-      const contents = target.contents;
-      if (contents.exact_match !== undefined) {
-        if (!webArenaExactMatch(contents.exact_match, value)) return false;
-      } else if (!(contents.must_include ?? []).every((item) => item.split(' |OR| ').some((alternative) => webArenaMustInclude(alternative, value, false)))) {
-        return false;
-      }
+      if (!(await rules.targetMatches(target, { page, helpers: ctx, task, judge: options.judge }))) return false;
     }
     return true;
   };
 }
+
+/** What a harness's program_html check reads a target with. */
+interface TargetReading {
+  page: Page;
+  helpers: HelperContext;
+  task: WebArenaTask;
+  judge: FuzzyJudge;
+}
+
+/** What tells the harnesses apart: one row per harness, read wherever a task is checked or scored. */
+interface HarnessRules {
+  /** Problems this harness finds in a task: fields it would read otherwise, or not at all. */
+  taskProblems(task: WebArenaTask, problem: (field: string, message: string) => void): void;
+  /** Problems with a program_html target's required_contents (their keys). */
+  targetProblems(keys: string[], problem: (message: string) => void): void;
+  /** Whether every LLM-graded field needs an LLM judge (else only with `requireLlmJudge`). */
+  alwaysNeedsLlmJudge: boolean;
+  /** Whether program_html's fuzzy_match is graded by the judge (a field needing an LLM). */
+  judgesProgramHtml: boolean;
+  stringMatch(task: WebArenaTask, judge: FuzzyJudge): Check;
+  /** The url_match rule of a task without url_note. */
+  defaultUrlRule: 'EXACT' | 'GOLD in PRED';
+  /** Reads one program_html target on the page (already at its URL) and matches its required contents. */
+  targetMatches(target: CompiledTarget, reading: TargetReading): Promise<boolean>;
+}
+
+const webArenaLiteRules: HarnessRules = {
+  taskProblems: () => {},
+  targetProblems: () => {},
+  alwaysNeedsLlmJudge: false,
+  judgesProgramHtml: true,
+  stringMatch: (task, judge) => {
+    const references = task.eval.reference_answers ?? {};
+    return (_page, answer) => liteContentsMatch(references, answer, task.intent, judge, task.eval.string_note ?? '');
+  },
+  defaultUrlRule: 'EXACT',
+  async targetMatches(target, { page, helpers, task, judge }) {
+    for (const action of target.prepActions) await readJs(page, action);
+    let value: string;
+    if (target.locator.kind === 'html') value = await page.content();
+    else if (target.locator.kind === 'js') value = await readJs(page, target.locator.expression);
+    else value = await runHelperCall(target.locator.call, 'locator', helpers).catch(() => '');
+    return liteContentsMatch(target.contents, value, task.intent, judge, task.eval.string_note ?? '');
+  },
+};
+
+const webArenaRules: HarnessRules = {
+  taskProblems(task, problem) {
+    const types = task.eval.eval_types;
+    if (types.includes('url_match') && task.eval.url_note === 'EXACT') {
+      problem('eval.url_note', `WebArena's harness matches URLs by "GOLD in PRED" only (its default); "EXACT" is WebArena-Lite's (use the webarena-lite harness)`);
+    }
+    if (types.includes('string_match') && task.eval.reference_answers?.must_exclude) {
+      problem('eval.reference_answers.must_exclude', "WebArena's harness has no must_exclude for answers (use the webarena-lite harness)");
+    }
+    if (types.includes('string_match') && task.eval.reference_answers?.fuzzy_match === 'N/A' && !task.eval.string_note) {
+      problem('eval.string_note', 'fuzzy_match "N/A" needs the reason the task is unachievable, which ua_match compares the answer with');
+    }
+  },
+  targetProblems(keys, problem) {
+    if (!keys.includes('exact_match') && !keys.includes('must_include')) {
+      problem(`WebArena's harness reads exact_match or must_include here, not ${keys.join(', ')} (use the webarena-lite harness)`);
+    } else {
+      const ignored = keys.filter((key) => key !== (keys.includes('exact_match') ? 'exact_match' : 'must_include'));
+      if (ignored.length) problem(`WebArena's harness would ignore ${ignored.join(', ')} beside ${keys.includes('exact_match') ? 'exact_match' : 'must_include'}`);
+    }
+  },
+  alwaysNeedsLlmJudge: true,
+  judgesProgramHtml: false,
+  stringMatch: webArenaStringMatch,
+  defaultUrlRule: 'GOLD in PRED',
+  async targetMatches(target, { page, helpers }) {
+    // WebArena: prep actions run before a JS locator only, and stop at the first that throws.
+    let value: string;
+    if (target.locator.kind === 'html') value = await page.content();
+    else if (target.locator.kind === 'js') {
+      for (const action of target.prepActions) {
+        try {
+          await page.evaluate(`(() => (${action}))()`);
+        } catch {
+          break;
+        }
+      }
+      value = await readJsWebArena(page, target.locator.expression);
+    } else value = await runHelperCall(target.locator.call, 'locator', helpers);
+    value = await unescapeHtml(page, value);
+    const contents = target.contents;
+    if (contents.exact_match !== undefined) return webArenaExactMatch(contents.exact_match, value);
+    return (contents.must_include ?? []).every((item) => item.split(' |OR| ').some((alternative) => webArenaMustInclude(alternative, value, false)));
+  },
+};
+
+/** The evaluation harnesses: `harness` in a webarena campaign's settings (and `webrl tasks check --harness`) picks a row. */
+export const HARNESS_RULES: Record<Harness, HarnessRules> = { 'webarena-lite': webArenaLiteRules, webarena: webArenaRules };
 
 /**
  * Checks a task and compiles its evaluator: every problem found (each a TaskConfigError naming the
@@ -241,18 +300,9 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
   const problem = (field: string, message: string) => void problems.push(new TaskConfigError(task.task_id, field, message));
   const types = task.eval.eval_types;
 
-  if (harness === 'webarena') {
-    if (types.includes('url_match') && task.eval.url_note === 'EXACT') {
-      problem('eval.url_note', `WebArena's harness matches URLs by "GOLD in PRED" only (its default); "EXACT" is WebArena-Lite's (use the webarena-lite harness)`);
-    }
-    if (types.includes('string_match') && task.eval.reference_answers?.must_exclude) {
-      problem('eval.reference_answers.must_exclude', "WebArena's harness has no must_exclude for answers (use the webarena-lite harness)");
-    }
-    if (types.includes('string_match') && task.eval.reference_answers?.fuzzy_match === 'N/A' && !task.eval.string_note) {
-      problem('eval.string_note', 'fuzzy_match "N/A" needs the reason the task is unachievable, which ua_match compares the answer with');
-    }
-  }
-  if ((options.requireLlmJudge || harness === 'webarena') && options.judge.kind !== 'llm') {
+  const rules = HARNESS_RULES[harness];
+  rules.taskProblems(task, problem);
+  if ((options.requireLlmJudge || rules.alwaysNeedsLlmJudge) && options.judge.kind !== 'llm') {
     for (const field of llmJudgedFields(task, harness)) {
       const value = field === 'eval.reference_answers.fuzzy_match' ? task.eval.reference_answers?.fuzzy_match : undefined;
       const what = value === 'N/A' ? 'ua_match' : 'fuzzy_match';
@@ -264,16 +314,10 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
 
   // program_html navigates, so the checks that read the episode's final URL run first.
   const checks: Check[] = [];
-  if (types.includes('string_match')) {
-    if (harness === 'webarena') checks.push(webArenaStringMatch(task, options.judge));
-    else {
-      const references = task.eval.reference_answers ?? {};
-      checks.push((_page, answer) => liteContentsMatch(references, answer, task.intent, options.judge, task.eval.string_note ?? ''));
-    }
-  }
+  if (types.includes('string_match')) checks.push(rules.stringMatch(task, options.judge));
   if (types.includes('url_match')) {
     const reference = task.eval.reference_url ?? '';
-    const rule = task.eval.url_note ?? (harness === 'webarena' ? 'GOLD in PRED' : 'EXACT');
+    const rule = task.eval.url_note ?? rules.defaultUrlRule;
     checks.push(async (page) => urlMatches(harness, reference, rule, page.url()));
   }
   if (types.includes('program_html')) checks.push(programHtml(task, targets as CompiledTarget[], options));

@@ -89,11 +89,16 @@ function webArenaClean(url: string): string {
  * path, and for every query key any alternative names, the URL must carry one of the values named.
  */
 export function urlMatches(harness: Harness, reference: string, rule: 'EXACT' | 'GOLD in PRED' | undefined, pageUrl: string): boolean {
-  if (harness === 'webarena-lite') {
-    const references = reference.split(' |OR| ').map(liteClean);
-    const current = liteClean(pageUrl);
-    return rule === 'GOLD in PRED' ? references.some((ref) => current.includes(ref)) : references.includes(current);
-  }
+  return URL_MATCHERS[harness](reference, rule, pageUrl);
+}
+
+function liteUrlMatches(reference: string, rule: 'EXACT' | 'GOLD in PRED' | undefined, pageUrl: string): boolean {
+  const references = reference.split(' |OR| ').map(liteClean);
+  const current = liteClean(pageUrl);
+  return rule === 'GOLD in PRED' ? references.some((ref) => current.includes(ref)) : references.includes(current);
+}
+
+function webArenaUrlMatches(reference: string, _rule: 'EXACT' | 'GOLD in PRED' | undefined, pageUrl: string): boolean {
   const references = reference.split(' |OR| ').map(webArenaClean).map(urlparse);
   const pred = urlparse(webArenaClean(pageUrl));
   const predBase = pred.netloc + pred.path;
@@ -105,3 +110,5 @@ export function urlMatches(harness: Harness, reference: string, rule: 'EXACT' | 
   const predQuery = parseQs(pred.query);
   return [...wanted].every(([key, values]) => (predQuery.get(key) ?? []).some((value) => values.has(value)));
 }
+
+const URL_MATCHERS: Record<Harness, typeof liteUrlMatches> = { 'webarena-lite': liteUrlMatches, webarena: webArenaUrlMatches };

@@ -125,3 +125,8 @@ export class TaskConfigError extends Error {
 export function formatZodPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
 }
+
+/** Demonstrations need oracle plans (tasks exported by `webrl env export` carry them). */
+export function withOraclePlans(tasks: readonly WebArenaTask[]): WebArenaTask[] {
+  return tasks.filter((task) => (task.oracle?.length ?? 0) > 0);
+}

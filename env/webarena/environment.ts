@@ -8,7 +8,7 @@
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../browser/contract';
 import type { WebArenaConfig } from '../../config/schema';
-import { startUrlOf } from '../embedded';
+import { startUrlOf } from '../tasks/episodeTask';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
 import { EvaluatedTasks } from '../evaluators/task-set';
 import type { Harness } from '../evaluators/text-match';

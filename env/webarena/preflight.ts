@@ -1,16 +1,16 @@
 /**
- * The task files of a `webarena` campaign, and the check that runs before it starts (`webrl config
- * check`, `campaign start`, `campaign run`): every task's site has a URL, every site answers, every
- * site a task needs accepts its account, and phase 0 has oracle plans to demonstrate. All problems
- * come back together, each naming its site and the tasks it affects.
+ * The task files of a `webarena` campaign, and the check that runs before it starts (the webarena
+ * backend's `check`: `webrl config check`, `campaign start`, `campaign run`): every task's site has a
+ * URL, every site answers, every site a task needs accepts its account, and phase 0 has oracle plans
+ * to demonstrate. All problems come back together, each naming its site and the tasks it affects.
  */
 import { chromium } from 'playwright-core';
-import { ConfigError } from '../../config/load';
 import type { Config, WebArenaConfig } from '../../config/schema';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
+import type { PreflightOptions } from '../backends/contract';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
-import type { WebArenaTask } from '../tasks/schema';
+import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
 import { accountOf, signIn } from './sessions';
 import { siteUrlsOf, unavailableSites, webArenaSites } from './sites';
 
@@ -37,22 +37,8 @@ function taskList(tasks: readonly WebArenaTask[]): string {
   return `task${ids.length === 1 ? '' : 's'} ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ` and ${ids.length - 20} more` : ''}`;
 }
 
-/** Demonstrations need oracle plans (tasks exported by `webrl env export` carry them). */
-export function withOraclePlans(tasks: readonly WebArenaTask[]): WebArenaTask[] {
-  return tasks.filter((task) => (task.oracle?.length ?? 0) > 0);
-}
-
-export interface PreflightOptions {
-  store?: ArtifactStore;
-  env?: NodeJS.ProcessEnv;
-  /** Skip the sign-ins (no browser); the other checks still run. */
-  skipLogin?: boolean;
-}
-
-/** Every problem that would stop a `webarena` campaign; empty when it may start. */
-export async function webArenaProblems(config: Config, options: PreflightOptions = {}): Promise<string[]> {
-  const webarena = config.campaign.environment.webarena;
-  if (config.campaign.environment.backend !== 'webarena' || !webarena) return [];
+/** Every problem that would stop a `webarena` campaign (its task files, its sites' URLs, health and accounts); empty when it may start. */
+export async function sitesAndTasksProblems(config: Config, webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
   const env = options.env ?? process.env;
   const problems: string[] = [];
   const tasks: WebArenaTask[] = [];
@@ -102,10 +88,4 @@ export async function webArenaProblems(config: Config, options: PreflightOptions
     }
   }
   return problems;
-}
-
-/** Throws one `ConfigError` listing every problem of a `webarena` campaign; nothing for the embedded backend. */
-export async function assertWebArenaReady(config: Config, options: PreflightOptions = {}): Promise<void> {
-  const problems = await webArenaProblems(config, options);
-  if (problems.length) throw new ConfigError('campaign.environment (webarena sites and tasks)', problems);
 }

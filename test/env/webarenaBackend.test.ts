@@ -17,7 +17,7 @@ import { startEmbeddedSites } from '../../env/embedded-sites';
 import { Rng } from '../../env/random';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { WebArenaEnvironment, WebArenaSites } from '../../env/webarena/environment';
-import { webArenaProblems } from '../../env/webarena/preflight';
+import { backendOf } from '../../env/backends/registry';
 import { freePort } from '../../infra/processes';
 import { runWebrl } from '../harness/cli';
 import { serveSites, servedWebArenaConfig, type ServedSites } from '../harness/servedSites';
@@ -159,7 +159,8 @@ describe('the webarena backend on the embedded sites served in their own process
         },
       },
     });
-    const problems = await webArenaProblems(config, { env: { ...process.env, WRONG_SHOPPING_PASSWORD: 'not-the-password' } });
+    const { backend, settings } = backendOf(config);
+    const problems = await backend.check(config, settings, { env: { ...process.env, WRONG_SHOPPING_PASSWORD: 'not-the-password' } });
     const text = problems.join('\n');
     assert.match(text, /no task of .*train-no-oracle\.json has an oracle plan/);
     assert.match(text, /site shopping_admin has no URL \(set campaign\.environment\.webarena\.sites\.shopping_admin\.url or SHOPPING_ADMIN\); it is needed by tasks \d+/);
@@ -178,7 +179,9 @@ describe('the webarena backend on the embedded sites served in their own process
       'test',
       { SHOPPING: 'http://shop.example:7770', MAP: 'http://map.example:3000' },
     );
-    assert.equal(fromEnv.campaign.environment.webarena?.sites.shopping?.url, 'http://shop.example:7770');
-    assert.equal(fromEnv.campaign.environment.webarena?.sites.map?.url, 'http://map.example:3000');
+    const environment = fromEnv.campaign.environment;
+    assert.ok(environment.backend === 'webarena');
+    assert.equal(environment.webarena.sites.shopping?.url, 'http://shop.example:7770');
+    assert.equal(environment.webarena.sites.map?.url, 'http://map.example:3000');
   });
 });

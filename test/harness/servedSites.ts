@@ -80,7 +80,9 @@ export function servedWebArenaConfig(
   settings: Record<string, unknown> = {},
 ): WebArenaConfig {
   const webarena = { sites: servedSiteSettings(served, sites), tasks: { train: { path: taskFile }, test: { path: taskFile } }, healthCheck: { attempts: 2, intervalSeconds: 0.2, timeoutSeconds: 5 }, ...settings };
-  return parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena } } }).campaign.environment.webarena!;
+  const environment = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena } } }).campaign.environment;
+  if (environment.backend !== 'webarena') throw new Error('a webarena environment parses to the webarena backend');
+  return environment.webarena;
 }
 
 /** A site reached through a relay the test can take down and bring back on the same port: an outage. */

@@ -1,0 +1,58 @@
+/**
+ * The whole config's schema: config/schema.ts's sections joined with `campaign.environment`, a union on
+ * `backend` whose members are the registered environment backends' own settings
+ * (env/backends/registry.ts). It lives apart from config/schema.ts, which the workflow bundle imports
+ * and which must therefore not reach the backends' code.
+ */
+import { z } from 'zod';
+import { defaultMinWaitMs } from '../browser/settle';
+import { backendNamed, environmentSettings } from '../env/backends/registry';
+import {
+  campaignFields,
+  ConcurrencySchema,
+  ModelsSchema,
+  S3ConfigSchema,
+  SitesSchema,
+  StackConfigSchema,
+  TemporalConfigSchema,
+  TrainingSchema,
+} from './schema';
+
+const CampaignSchema = z.strictObject({
+  ...campaignFields,
+  environment: environmentSettings.default(environmentSettings.parse({})),
+  training: TrainingSchema.default(TrainingSchema.parse({})),
+});
+
+export const ConfigSchema = z
+  .strictObject({
+    campaign: CampaignSchema.default(CampaignSchema.parse({})),
+    temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
+    s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
+    stack: StackConfigSchema.default(StackConfigSchema.parse({})),
+    concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
+    sites: SitesSchema.default(SitesSchema.parse({})),
+    models: ModelsSchema.default(ModelsSchema.parse({})),
+  })
+  .superRefine((config, ctx) => {
+    // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
+    const { environment } = config.campaign;
+    for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
+  })
+  // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
+  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).
+  .transform((config) => {
+    const { environment } = config.campaign;
+    const profile = environment.observation.profile ?? (config.models.actor.backend === 'completions' ? 'webrl' : 'default');
+    const minWaitMs = environment.observation.minWaitMs ?? defaultMinWaitMs(profile);
+    return {
+      ...config,
+      campaign: { ...config.campaign, environment: { ...environment, observation: { profile, minWaitMs } } },
+      temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
+      s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
+    };
+  });
+
+export type Config = z.infer<typeof ConfigSchema>;
+/** A config as written (defaults not yet filled in). */
+export type ConfigInput = z.input<typeof ConfigSchema>;

@@ -1,0 +1,14 @@
+/** A stored task as the episode loop sees it: its start URL resolved, its oracle plan kept. */
+import type { EpisodeTask, OracleStep } from '../../browser/contract';
+import { resolvePlaceholders, type SiteUrls } from '../site-urls';
+import type { WebArenaTask } from './schema';
+
+/** The first start URL of a task, placeholders resolved (WebArena joins several with ` |AND| `). */
+export function startUrlOf(task: Pick<WebArenaTask, 'start_url'>, siteUrls: SiteUrls): string {
+  return resolvePlaceholders(task.start_url.split(' |AND| ')[0]?.trim() ?? '', siteUrls);
+}
+
+/** What the episode loop needs of a task (with its oracle plan, for the oracle policy). */
+export function toEpisodeTask(task: WebArenaTask, siteUrls: SiteUrls): EpisodeTask & { oracle?: OracleStep[] } {
+  return { task_id: task.task_id, intent: task.intent, start_url: startUrlOf(task, siteUrls), ...(task.oracle ? { oracle: task.oracle } : {}) };
+}
