@@ -14,6 +14,7 @@ import { createControlActivities } from '../activities/campaign/controlActivitie
 import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
+import type { QueueActivities } from '../activities/campaign/contract';
 import type { Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { keepRunning, type OutageWatch } from '../infra/outage';
@@ -23,8 +24,23 @@ import { createWorker } from './factory';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
-export type QueueName = 'control' | 'browser' | 'train';
+export type QueueName = keyof QueueActivities;
 export const ALL_QUEUES: QueueName[] = ['control', 'browser', 'train'];
+
+interface WorkerDependencies {
+  store: ArtifactStore;
+  ctx: CampaignContext;
+  models: ModelCache;
+  /** Started only on a worker that serves the browser queue. */
+  runtime: BrowserRuntime | undefined;
+}
+
+/** Each queue's activities over the worker's dependencies (the control queue also moves artifacts for `stack check`). */
+export const QUEUE_ACTIVITIES: { [Q in QueueName]: (deps: WorkerDependencies) => QueueActivities[Q] } = {
+  control: ({ store, ctx }) => ({ ...createArtifactActivities({ store }), ...createControlActivities({ ctx }) }),
+  browser: ({ ctx, runtime, models }) => createBrowserActivities({ ctx, runtime: runtime!, models }),
+  train: ({ ctx, models }) => ({ ...createTrainActivities({ ctx, models }), ...createDeployActivities({ ctx }) }),
+};
 
 /**
  * The embedded sites' ports that another process holds now. A browser worker serves the sites on
@@ -66,12 +82,7 @@ export async function runWorkers(settings: Settings, requested: QueueName[], sig
   try {
     for (const queue of queues) {
       const taskQueue = config.temporal.taskQueues[queue];
-      const activities =
-        queue === 'control'
-          ? { ...createArtifactActivities({ store }), ...createControlActivities({ ctx }) }
-          : queue === 'browser'
-            ? createBrowserActivities({ ctx, runtime: runtime!, models })
-            : { ...createTrainActivities({ ctx, models }), ...createDeployActivities({ ctx }) };
+      const activities = QUEUE_ACTIVITIES[queue]({ store, ctx, models, runtime });
       workers.push(
         await createWorker({
           connection,

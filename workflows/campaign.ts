@@ -22,7 +22,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignActivities, Demonstrations, ShardResult } from '../activities/campaign/contract';
+import type { Demonstrations, QueueActivities, ShardResult } from '../activities/campaign/contract';
 import type {
   CampaignInput,
   CampaignProgress,
@@ -58,8 +58,9 @@ export interface CampaignWorkflowInput extends CampaignInput {
 /** Keeps the newest summaries in the carried state; the full history lives in the phase manifests. */
 const CARRIED_HISTORY = 64;
 
-function activitiesOn(taskQueue: string, timeouts: { startToClose: string; heartbeat?: string }) {
-  return proxyActivities<CampaignActivities>({
+/** The proxy for one queue, typed with that queue's activities only (activities/campaign/contract.ts). */
+function activitiesOn<Q extends keyof QueueActivities>(taskQueue: string, timeouts: { startToClose: string; heartbeat?: string }) {
+  return proxyActivities<QueueActivities[Q]>({
     taskQueue,
     startToCloseTimeout: timeouts.startToClose,
     ...(timeouts.heartbeat ? { heartbeatTimeout: timeouts.heartbeat } : {}),
@@ -70,9 +71,9 @@ function activitiesOn(taskQueue: string, timeouts: { startToClose: string; heart
 }
 
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignProgress> {
-  const control = activitiesOn(input.taskQueues.control, { startToClose: '10 minutes' });
-  const browser = activitiesOn(input.taskQueues.browser, { startToClose: '4 hours', heartbeat: '30 seconds' });
-  const train = activitiesOn(input.taskQueues.train, { startToClose: '12 hours', heartbeat: '30 seconds' });
+  const control = activitiesOn<'control'>(input.taskQueues.control, { startToClose: '10 minutes' });
+  const browser = activitiesOn<'browser'>(input.taskQueues.browser, { startToClose: '4 hours', heartbeat: '30 seconds' });
+  const train = activitiesOn<'train'>(input.taskQueues.train, { startToClose: '12 hours', heartbeat: '30 seconds' });
 
   let status: CampaignStatus = input.paused ? 'paused' : 'running';
   let paused = input.paused;

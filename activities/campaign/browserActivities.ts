@@ -21,7 +21,7 @@ import { judgeFeasibility } from '../../models/remote/feasibility';
 import { chatOptions, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
 import { servedActor } from './deployActivities';
 import { deriveSeed } from '../../browser/rng';
-import type { CampaignActivities, ShardResult } from './contract';
+import type { BrowserActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
 import { episodeOptions, InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
@@ -31,7 +31,6 @@ import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
 import { mostPromisingTasks } from './mostPromisingTasks';
 import { campaignEnvironment, prepareEnvironment } from './environments';
 
-type BrowserActivities = Pick<CampaignActivities, 'collectDemonstrations' | 'runRolloutShard' | 'filterTasksByCritic' | 'prepareEnvironment'>;
 
 /**
  * A plausible failure for the ORM and critic to learn from: the oracle plan cut halfway, ending with

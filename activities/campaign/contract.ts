@@ -23,29 +23,40 @@ export interface ServedModels {
   actor: { name: string; checkpoint: string };
 }
 
-export interface CampaignActivities {
+/** The control queue: task sets, evaluation summaries, the phase manifest (cheap, no browser, no GPU). */
+export interface ControlActivities {
+  /** New tasks: evolved from failed tasks (curriculum) or drawn from the train split. */
+  generateTasks(
+    input: PhaseScope & { failedTasks: DatasetRef | null; count: number; curriculum: boolean },
+  ): Promise<DatasetRef>;
+  /** The held-out test split, as a task dataset for evaluation rollouts. */
+  evaluationTasks(scope: PhaseScope): Promise<DatasetRef>;
+  /** Success on the test split, overall and per site, from the environment's evaluators. */
+  summarizeEvaluation(
+    input: PhaseScope & { shards: DatasetRef[] },
+  ): Promise<{ evaluation: string; successRate: number; perSite: Record<string, number> }>;
+  /** Writes the phase manifest last; returns the summary the workflow carries. */
+  publishPhase(
+    input: PhaseScope & {
+      carry: CarryOver;
+      evaluation: string;
+      tasks: DatasetRef;
+      rewards: DatasetRef;
+      experience: DatasetRef;
+      numbers: PhaseNumbers;
+    },
+  ): Promise<{ manifestKey: string; summary: PhaseSummary }>;
+}
+
+/** The browser queue: everything that drives Chromium on the environment's sites. */
+export interface BrowserActivities {
   /**
    * `webarena` backend, before a phase (`phase`) and before its evaluation (`evaluation`): the site
    * resets due then, and a health check of every site (one that stays down fails for good, named).
    */
   prepareEnvironment(input: PhaseScope & { moment: 'phase' | 'evaluation' }): Promise<{ reset: string[]; checked: string[] }>;
-  /** After a phase trains the remote-served actor: serve it under the phase's name (models.serving). */
-  deployModels(input: PhaseScope & { actor: string }): Promise<{ served: ServedModels | null }>;
   /** Phase 0: oracle episodes on the train split (SFT data) and labelled episodes for the ORM. */
   collectDemonstrations(scope: PhaseScope): Promise<Demonstrations>;
-  /** Phase 0: behaviour cloning of the actor; critic and ORM trained from the same episodes. */
-  trainSft(input: PhaseScope & Demonstrations): Promise<{ models: ModelRefs; steps: number }>;
-  /**
-   * Phase 0: the ORM and critic retrained with the SFT actor's own probe rollouts added to the SFT
-   * data, labelled by the train tasks' evaluators (a remote ORM or critic is kept as it is).
-   */
-  fitOrmAndCriticToProbe(
-    input: PhaseScope & Pick<Demonstrations, 'criticExamples' | 'ormExamples'> & { shards: DatasetRef[]; orm: string; critic: string },
-  ): Promise<{ orm: string; critic: string; steps: number; outcomes: number }>;
-  /** New tasks: evolved from failed tasks (curriculum) or drawn from the train split. */
-  generateTasks(
-    input: PhaseScope & { failedTasks: DatasetRef | null; count: number; curriculum: boolean },
-  ): Promise<DatasetRef>;
   /**
    * Keeps tasks whose critic value at the start state lies in the band (either head qualifies); at
    * most `limit` of them when given: the highest-valued, spread over templates (`mostPromisingTasks`),
@@ -66,6 +77,21 @@ export interface CampaignActivities {
       temperature: number;
     },
   ): Promise<ShardResult>;
+}
+
+/** The train queue: rewards, experience, training and serving the trained actor. */
+export interface TrainActivities {
+  /** After a phase trains the remote-served actor: serve it under the phase's name (models.serving). */
+  deployModels(input: PhaseScope & { actor: string }): Promise<{ served: ServedModels | null }>;
+  /** Phase 0: behaviour cloning of the actor; critic and ORM trained from the same episodes. */
+  trainSft(input: PhaseScope & Demonstrations): Promise<{ models: ModelRefs; steps: number }>;
+  /**
+   * Phase 0: the ORM and critic retrained with the SFT actor's own probe rollouts added to the SFT
+   * data, labelled by the train tasks' evaluators (a remote ORM or critic is kept as it is).
+   */
+  fitOrmAndCriticToProbe(
+    input: PhaseScope & Pick<Demonstrations, 'criticExamples' | 'ormExamples'> & { shards: DatasetRef[]; orm: string; critic: string },
+  ): Promise<{ orm: string; critic: string; steps: number; outcomes: number }>;
   /** Rewards every trajectory with the ORM (reward 1 when P(YES) >= 0.5). */
   scoreWithOrm(input: PhaseScope & { shards: DatasetRef[]; orm: string }): Promise<{ rewards: DatasetRef; successes: number }>;
   /** Training set = this phase's steps + perplexity-filtered replay; new replay buffer; failed tasks. */
@@ -83,21 +109,13 @@ export interface CampaignActivities {
   trainCritic(input: PhaseScope & { experience: DatasetRef; critic: string }): Promise<{ critic: string; steps: number }>;
   /** The KL-constrained WebRL actor update, the previous actor as reference. */
   trainActor(input: PhaseScope & { experience: DatasetRef; actor: string; critic: string }): Promise<{ actor: string; steps: number }>;
-  /** The held-out test split, as a task dataset for evaluation rollouts. */
-  evaluationTasks(scope: PhaseScope): Promise<DatasetRef>;
-  /** Success on the test split, overall and per site, from the environment's evaluators. */
-  summarizeEvaluation(
-    input: PhaseScope & { shards: DatasetRef[] },
-  ): Promise<{ evaluation: string; successRate: number; perSite: Record<string, number> }>;
-  /** Writes the phase manifest last; returns the summary the workflow carries. */
-  publishPhase(
-    input: PhaseScope & {
-      carry: CarryOver;
-      evaluation: string;
-      tasks: DatasetRef;
-      rewards: DatasetRef;
-      experience: DatasetRef;
-      numbers: PhaseNumbers;
-    },
-  ): Promise<{ manifestKey: string; summary: PhaseSummary }>;
 }
+
+/** What each task queue's workers serve: the workflow's proxy for a queue has that queue's activities only. */
+export interface QueueActivities {
+  control: ControlActivities;
+  browser: BrowserActivities;
+  train: TrainActivities;
+}
+
+export type CampaignActivities = ControlActivities & BrowserActivities & TrainActivities;

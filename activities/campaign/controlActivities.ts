@@ -15,12 +15,11 @@ import { webArenaTaskSchema } from '../../env/tasks/schema';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
-import type { CampaignActivities } from './contract';
+import type { ControlActivities } from './contract';
 import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
 import { servedRecordKey, type ServedModelRecord } from './deployActivities';
 
-type ControlActivities = Pick<CampaignActivities, 'generateTasks' | 'evaluationTasks' | 'summarizeEvaluation' | 'publishPhase'>;
 
 /** Ids of generated tasks: clear of the splits' ids (test from 0, train from 10,000). */
 const GENERATED_ID_BASE = 1_000_000;

@@ -31,7 +31,7 @@ import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
 import { downloadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
 import type { ArtifactStore } from '../../storage/artifactStore';
-import type { CampaignActivities } from './contract';
+import type { TrainActivities } from './contract';
 import { withHeartbeats, type CampaignContext } from './context';
 
 const execFileAsync = promisify(execFile);
@@ -173,7 +173,7 @@ export async function servedActor(ctx: CampaignContext, serving: Config['models'
   return record.name;
 }
 
-export function createDeployActivities(deps: { ctx: CampaignContext }): Pick<CampaignActivities, 'deployModels'> {
+export function createDeployActivities(deps: { ctx: CampaignContext }): Pick<TrainActivities, 'deployModels'> {
   const { ctx } = deps;
 
   async function deployWithVllm(serving: VllmServing, server: ModelServerOptions, record: ServedModelRecord, phase: number, campaignId: string): Promise<ServedModelRecord> {

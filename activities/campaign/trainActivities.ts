@@ -17,7 +17,7 @@ import { outcomeState } from '../../models/orm';
 import { StorageNotFoundError } from '../../storage/errors';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 import type { Config } from '../../config/schema';
-import type { CampaignActivities } from './contract';
+import type { TrainActivities } from './contract';
 import { withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
@@ -30,10 +30,6 @@ import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
 import { stepRecordOf } from './trainingRecords';
 
-type TrainActivities = Pick<
-  CampaignActivities,
-  'trainSft' | 'fitOrmAndCriticToProbe' | 'scoreWithOrm' | 'filterExperience' | 'trainCritic' | 'trainActor'
->;
 
 export interface RewardRow {
   taskId: string;
@@ -76,7 +72,7 @@ interface TrainSpec {
   critic?: string;
 }
 
-export function createTrainActivities(deps: { ctx: CampaignContext; models: ModelCache }): TrainActivities {
+export function createTrainActivities(deps: { ctx: CampaignContext; models: ModelCache }): Omit<TrainActivities, 'deployModels'> {
   const { ctx, models } = deps;
 
   /**
