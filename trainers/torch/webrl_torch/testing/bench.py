@@ -26,7 +26,7 @@ def _records() -> list[dict]:
         prompt = f"Task Instruction: buy item {i}\n\nRound 0\n\n<html> " + " ".join(f'<button id="{j}"> Item {j} </button>' for j in range(20)) + " </html>\n"
         rows.append({"schemaVersion": 1, "kind": "step", "id": f"t{i}:0", "campaignId": "bench", "phase": 1, "taskId": f"task{i}", "traceId": f"t{i}", "step": 0,
                      "source": "rollout", "prompt": prompt, "response": f'do(action="Click", element="{i}")', "nextPrompt": None, "reward": float(i % 2),
-                     "done": True, "mcReturn": float(i % 2), "refLogprob": None, "responseTokens": None, "rank": None, "state": {}})
+                     "done": True, "mcReturn": float(i % 2), "refLogprob": None, "responseTokens": None, "rank": None, "state": {"intent": f"buy item {i}"}})
     return rows
 
 
