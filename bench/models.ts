@@ -50,7 +50,7 @@ import { Orm, outcomeState } from '../models/orm';
 import { recordingPolicy } from '../models/recordingPolicy';
 import { SeededRng, deriveSeed } from '../browser/rng';
 import type { ModelState } from '../models/state';
-import type { Objective } from '../models/train/examples';
+import type { Objective } from '../models/train/trainerContract';
 import { train, type TrainingJob } from '../models/train/trainer';
 
 const { values: flags } = parseArgs({

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
-import type { Objective } from '../../models/train/examples';
+import { trainerVariables, type Objective } from '../../models/train/trainerContract';
 import { runTrainingInWorker } from '../../models/train/runTraining';
 import type { TrainingJob } from '../../models/train/trainer';
 import type { ModelState } from '../../models/state';
@@ -174,15 +174,17 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         store: ctx.store,
         // What the embedded trainer gets as a job, as variables (the command template holds only paths).
         env: {
-          WEBRL_TRAIN_MODEL: spec.name,
-          WEBRL_TRAIN_OBJECTIVE: spec.objective,
-          WEBRL_TRAIN_EPOCHS: String(spec.epochs),
-          WEBRL_TRAIN_BATCH_SIZE: String(batchSize),
-          WEBRL_TRAIN_SEED: String(spec.scope.seed),
-          WEBRL_TRAIN_DATA_FORMAT: useRecords ? 'training-records' : 'examples',
-          WEBRL_TRAIN_RECORD_SCHEMA_VERSION: String(TRAINING_RECORD_SCHEMA_VERSION),
-          // The actor is served by vLLM's runtime LoRA loading: the trainer refuses, before training, an adapter it would refuse.
-          ...(spec.name === 'actor' && config.models.serving.backend === 'vllm-lora' ? { WEBRL_TRAIN_MAX_LORA_RANK: String(config.models.serving.maxLoraRank) } : {}),
+          ...trainerVariables({
+            model: spec.name,
+            objective: spec.objective,
+            epochs: spec.epochs,
+            batchSize,
+            seed: spec.scope.seed,
+            dataFormat: useRecords ? 'training-records' : 'examples',
+            recordSchemaVersion: TRAINING_RECORD_SCHEMA_VERSION,
+            // The actor is served by vLLM's runtime LoRA loading: the trainer refuses, before training, an adapter it would refuse.
+            ...(spec.name === 'actor' && config.models.serving.backend === 'vllm-lora' ? { maxLoraRank: config.models.serving.maxLoraRank } : {}),
+          }),
           ...objectiveEnvironment(spec.objective, config.campaign.training),
         },
         ...(trainer.cwd ? { cwd: trainer.cwd } : {}),

@@ -13,8 +13,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { modelStateSchema, type ModelState } from '../state';
-
-export type Objective = 'actor-sft' | 'actor-webrl' | 'critic' | 'orm';
+import type { Objective } from './trainerContract';
 
 export interface DemonstrationExample {
   state: ModelState;

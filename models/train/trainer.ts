@@ -17,7 +17,8 @@ import { DEFAULT_HIDDEN, MODEL_SPECS, fileExists, networkShape, saveModel, sha25
 import { createNetwork, forward, type Network } from '../network';
 import { importOnnx } from '../onnxGraph';
 import { SeededRng, deriveSeed } from '../../browser/rng';
-import { loadExamples, type ExampleSource, type Objective } from './examples';
+import { loadExamples, type ExampleSource } from './examples';
+import type { Objective } from './trainerContract';
 import { WEBRL_BETA, type BetaRule } from './objectives';
 import { adamStep, createAdamState, DEFAULT_ADAM, type AdamState } from './optimizer';
 import { prepareOutcomes, prepareTask, selectRows, type FrozenModels, type PreparedTask } from './prepare';

@@ -1,12 +1,13 @@
 /**
  * Files the TypeScript side generates for the Python trainer, committed so the trainer reads the same
- * contract: the training records' JSON Schema and golden prompts (browser/policies/prompt.ts over a
+ * contract: the training records' JSON Schema, the trainer's objectives and variables, and golden prompts (browser/policies/prompt.ts over a
  * handful of states). test/contract.test.ts fails when a committed file is stale; this module rewrites
  * them: `node --import tsx test/harness/contractFiles.ts`.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildPrompt, PROMPT_CHAR_BUDGET } from '../../browser/policies/prompt';
+import { DATA_FORMATS, OBJECTIVES, TRAINER_VARIABLES } from '../../models/train/trainerContract';
 import { trainingRecordJsonSchema } from '../../models/train/trainingRecord';
 
 export const REGENERATE = 'node --import tsx test/harness/contractFiles.ts';
@@ -49,6 +50,11 @@ export const CONTRACT_FILES: ContractFile[] = [
     path: 'trainers/torch/webrl_torch/training-record.schema.json',
     // Exactly what `webrl schema training-record` prints.
     text: () => `${JSON.stringify(trainingRecordJsonSchema(), null, 2)}\n`,
+  },
+  {
+    path: 'trainers/torch/webrl_torch/trainer-contract.json',
+    // The objectives, data formats and job variables (models/train/trainerContract.ts).
+    text: () => `${JSON.stringify({ objectives: OBJECTIVES, dataFormats: DATA_FORMATS, variables: TRAINER_VARIABLES }, null, 2)}\n`,
   },
   {
     path: 'trainers/torch/tests/golden_prompts.json',

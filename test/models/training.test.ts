@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256 } from '../../models/checkpoint';
-import type { Objective } from '../../models/train/examples';
+import type { Objective } from '../../models/train/trainerContract';
 import { runTrainingInWorker, TrainingAbortedError } from '../../models/train/runTraining';
 import { train, type TrainingJob, type TrainingProgress } from '../../models/train/trainer';
 import { demonstrations, noisyTrajectories, outcomeExamples, TRAIN_TASKS, valueExamples } from './fixtures/data';

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from .contract import DATA_FORMATS, OBJECTIVES, VARIABLES
 from .errors import InputError, TrainingStopped
 from .materialize import DTYPES, materialize
 from .records import SCHEMA_VERSION
@@ -73,16 +74,16 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
 def job_from(args: argparse.Namespace):
     """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
     from .modeling import ModelOptions, pick_device
-    from .train import DATA_FORMATS, OBJECTIVES, JobSpec
+    from .train import JobSpec
 
-    objective = os.environ.get("WEBRL_TRAIN_OBJECTIVE") or args.objective
+    objective = os.environ.get(VARIABLES["objective"]) or args.objective
     if objective not in OBJECTIVES:
-        raise InputError(f"WEBRL_TRAIN_OBJECTIVE: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    _env("WEBRL_TRAIN_RECORD_SCHEMA_VERSION", int, SCHEMA_VERSION, lambda v: v == SCHEMA_VERSION, f"{SCHEMA_VERSION} (the record schema this trainer reads)")
+        raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    _env(VARIABLES["recordSchemaVersion"], int, SCHEMA_VERSION, lambda v: v == SCHEMA_VERSION, f"{SCHEMA_VERSION} (the record schema this trainer reads)")
     # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
-    _env("WEBRL_TRAIN_GAMMA", float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
-    data_format = _env("WEBRL_TRAIN_DATA_FORMAT", str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
-    max_lora_rank = _env("WEBRL_TRAIN_MAX_LORA_RANK", int, args.max_lora_rank, lambda v: v >= 1, "an integer >= 1 (the serving vLLM's --max-lora-rank)")
+    _env(VARIABLES["gamma"], float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
+    data_format = _env(VARIABLES["dataFormat"], str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
+    max_lora_rank = _env(VARIABLES["maxLoraRank"], int, args.max_lora_rank, lambda v: v >= 1, "an integer >= 1 (the serving vLLM's --max-lora-rank)")
     if max_lora_rank is not None and max_lora_rank < 1:
         raise InputError(f"--max-lora-rank: expected an integer >= 1, got {max_lora_rank}")
     check_servable(args, objective, max_lora_rank)
@@ -105,10 +106,10 @@ def job_from(args: argparse.Namespace):
         reference=args.reference or None,
         critic=args.critic or None,
         data_format=data_format,
-        epochs=_env("WEBRL_TRAIN_EPOCHS", int, 1, lambda v: v >= 1, "an integer >= 1"),
-        batch_size=_env("WEBRL_TRAIN_BATCH_SIZE", int, 8, lambda v: v >= 1, "an integer >= 1"),
-        seed=_env("WEBRL_TRAIN_SEED", int, 0, lambda v: v >= 0, "an integer >= 0"),
-        learning_rate=_env("WEBRL_TRAIN_LEARNING_RATE", float, args.learning_rate, lambda v: v > 0, "a positive number"),
+        epochs=_env(VARIABLES["epochs"], int, 1, lambda v: v >= 1, "an integer >= 1"),
+        batch_size=_env(VARIABLES["batchSize"], int, 8, lambda v: v >= 1, "an integer >= 1"),
+        seed=_env(VARIABLES["seed"], int, 0, lambda v: v >= 0, "an integer >= 0"),
+        learning_rate=_env(VARIABLES["learningRate"], float, args.learning_rate, lambda v: v > 0, "a positive number"),
         max_length=args.max_length,
         checkpoint_every=args.checkpoint_every,
         max_kl=args.max_kl,

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 from accelerate import Accelerator
 
+from .contract import OBJECTIVES, VARIABLES
 from .errors import InputError, TrainingStopped
 from .losses import critic_loss, orm_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
 from .modeling import (
@@ -40,8 +41,6 @@ from .modeling import (
 )
 from .records import OrmRecord, StepRecord, read_examples, read_records
 
-OBJECTIVES = ("actor-sft", "actor-webrl", "critic", "orm")
-DATA_FORMATS = ("training-records", "examples")
 CHECKPOINTS = ".checkpoints"
 
 
@@ -208,7 +207,7 @@ def _latest_checkpoint(directory: Path, fingerprint: str) -> Path | None:
 def run(spec: JobSpec) -> list[float]:
     """Trains, writes the output into spec.out and returns the loss of every step (for tests and logs)."""
     if spec.objective not in OBJECTIVES:
-        raise InputError(f"WEBRL_TRAIN_OBJECTIVE: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
+        raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
     # The weights' dtype is chosen with the device (modeling.pick_device), so accelerate's mixed precision
     # stays off; the model is placed here, on this process's device when several run.
     accelerator = Accelerator(cpu=spec.model.device == "cpu", device_placement=False, mixed_precision="no")
