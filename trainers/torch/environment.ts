@@ -49,7 +49,8 @@ export function ensureTrainerEnvironment(): string {
     console.log(`python: the pins in pyproject.toml changed; refilling ${venv}`);
   }
   console.log('python: installing webrl-torch and its pinned dependencies from PyPI (a few GB on first use)');
-  must(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--editable', `${packageDir}[test]`]);
+  // --no-compile: byte-compiling every installed file (torch, transformers) costs minutes; imports compile what they use.
+  must(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile', '--editable', `${packageDir}[test]`]);
   writeFileSync(stampFile, `${pins}\n`);
   console.log(`python: environment ready in ${Math.round((Date.now() - started) / 1000)} s`);
   return venvPython;
