@@ -70,6 +70,7 @@ const WIDGETS: Record<string, ElementMatcher> = {
   button: { tag: 'button' },
   checkbox: { tag: 'input', attributes: { type: 'checkbox' } },
   radio: { tag: 'input', attributes: { type: 'radio' } },
+  text: { tag: 'input', attributes: { 'data-type': 'text' } },
   textarea: { tag: 'textarea' },
 };
 
@@ -105,13 +106,8 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
   'click-test': () => [click({ tag: 'button' })],
   'click-test-2': clickNamedButton,
   'click-test-transfer': clickNamedButton,
-  'click-widget': (intent, observation) => {
+  'click-widget': (intent) => {
     const name = quoted(intent)[0] ?? '';
-    if (name === 'text') {
-      // A text input may carry no type attribute at all.
-      const input = observation.elements.find((e) => e.tag === 'input' && (e.attributes.type ?? 'text') === 'text');
-      return plan(clickOn(input && matcherAt(observation, input.id)));
-    }
     const widget = WIDGETS[name];
     return widget ? [click(widget)] : undefined;
   },
