@@ -443,9 +443,9 @@ export function createPageRuntime() {
     return collapse(stem.replace(/[-_.]+/g, ' '));
   }
 
-  /** The icon an element shows through CSS (a background or mask image), by file name. */
+  /** The icon an element shows through CSS (a background or mask image, or an image as its `content`), by file name. */
   function cssImageName(style: CSSStyleDeclaration): string {
-    for (const property of ['background-image', 'mask-image', '-webkit-mask-image']) {
+    for (const property of ['background-image', 'mask-image', '-webkit-mask-image', 'content']) {
       for (const match of style.getPropertyValue(property).matchAll(/url\(\s*(['"]?)(.*?)\1\s*\)/g)) {
         const name = fileName(match[2] ?? '');
         if (name) return name;

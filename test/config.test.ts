@@ -140,7 +140,7 @@ describe('configuration', () => {
   });
 
   test('campaign.environment is the union of the registered backends: each member its own settings, the first the default', () => {
-    assert.deepEqual(BACKENDS.map((backend) => backend.name), ['embedded', 'webarena']);
+    assert.deepEqual(BACKENDS.map((backend) => backend.name), ['embedded', 'webarena', 'miniwob']);
     const embedded = parseConfig({ campaign: { environment: { worldSeed: 7 } } }).campaign.environment;
     assert.equal(embedded.backend, 'embedded');
     assert.equal(backendOf(parseConfig({})).backend.name, 'embedded');
@@ -149,7 +149,12 @@ describe('configuration', () => {
     const webarena = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks } } } }).campaign.environment;
     assert.deepEqual(Object.keys(webarena), ['backend', 'webarena', 'worldSeed', 'testTasks', 'demonstrationTasks', 'maxSteps', 'episodeDeadlineSeconds', 'screenshotRate', 'observation']);
     assert.deepEqual(Object.keys(embedded), ['backend', ...Object.keys(webarena).slice(2)]);
-    assert.match(rejection({ campaign: { environment: { backend: 'mini' } } }), /campaign\.environment\.backend: Invalid option: expected one of "embedded"\|"webarena"/);
+    assert.match(rejection({ campaign: { environment: { backend: 'mini' } } }), /campaign\.environment\.backend: Invalid option: expected one of "embedded"\|"webarena"\|"miniwob"/);
+    const miniwob = parseConfig({ campaign: { environment: { backend: 'miniwob', miniwob: { taskTypes: ['click-button'] } } } }).campaign.environment;
+    assert.deepEqual(Object.keys(miniwob), ['backend', 'miniwob', ...Object.keys(webarena).slice(2)]);
+    const overlapping = { backend: 'miniwob', miniwob: { seeds: { train: { from: 0, to: 20 }, test: { from: 10, to: 30 } }, taskTypes: ['no-such-task'] } };
+    assert.match(rejection({ campaign: { environment: overlapping } }), /campaign\.environment\.miniwob\.seeds: the train seeds \[0, 20\) and the test seeds \[10, 30\) overlap/);
+    assert.match(rejection({ campaign: { environment: overlapping } }), /campaign\.environment\.miniwob\.taskTypes\[0\]: miniwob 1\.1\.0 has no task type no-such-task/);
     assert.match(rejection({ campaign: { environment: { webarena: { tasks } } } }), /campaign\.environment\.backend: a webarena section is given but backend is embedded; set backend: webarena/);
     assert.match(rejection({ campaign: { environment: { backend: 'webarena' } } }), /campaign\.environment\.webarena: backend webarena needs the webarena section/);
   });

@@ -9,6 +9,7 @@ import type { Config } from '../../config/schema';
 import { ConfigError } from '../../config/errors';
 import type { BackendSettingsSchema, EnvironmentBackend, PreflightOptions } from './contract';
 import * as embedded from './embedded';
+import * as miniwob from './miniwob';
 import * as webarena from './webarena';
 
 /**
@@ -18,7 +19,7 @@ import * as webarena from './webarena';
  * and in BACKENDS. (The schemas are listed apart from the backends because the config's type is built
  * from them, and the backends' types refer to the config's.)
  */
-export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings], {
+export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings, miniwob.settings], {
   error: (issue: { code?: string }): string | undefined => (issue.code === 'invalid_union' ? `Invalid option: expected one of ${backendNames().join('|')}` : undefined),
 });
 export type EnvironmentSettings = z.output<typeof environmentSettings>;
@@ -28,7 +29,7 @@ export type BackendName = EnvironmentSettings['backend'];
 export type RegisteredBackend = EnvironmentBackend<BackendSettingsSchema, EnvironmentSettings>;
 
 /** The registered backends, in the union's order. */
-export const BACKENDS: readonly RegisteredBackend[] = [embedded.backend, webarena.backend];
+export const BACKENDS: readonly RegisteredBackend[] = [embedded.backend, webarena.backend, miniwob.backend];
 
 function backendNames(): string[] {
   return BACKENDS.map((backend) => `"${backend.name}"`);

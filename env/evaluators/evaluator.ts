@@ -301,6 +301,7 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
   const types = task.eval.eval_types;
 
   const rules = HARNESS_RULES[harness];
+  if (types.includes('page_reward')) problem('eval.eval_types', 'page_reward is scored by the page itself (the miniwob backend), not by the WebArena evaluators');
   rules.taskProblems(task, problem);
   if ((options.requireLlmJudge || rules.alwaysNeedsLlmJudge) && options.judge.kind !== 'llm') {
     for (const field of llmJudgedFields(task, harness)) {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { SITE_NAMES } from '../site-urls';
+import { TASK_SITE_NAMES } from '../site-urls';
 
 const stringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 const scalarString = z.union([z.string(), z.number()]).transform(String);
@@ -42,7 +42,8 @@ export const programHtmlTargetSchema = z
   })
   .strict();
 
-export const EVAL_TYPES = ['string_match', 'url_match', 'program_html'] as const;
+/** `page_reward`: the page reports its own reward (MiniWoB++); its backend's environment scores it, never WebArena's evaluators. */
+export const EVAL_TYPES = ['string_match', 'url_match', 'program_html', 'page_reward'] as const;
 
 export const evalSchema = z
   .object({
@@ -89,7 +90,7 @@ const startUrlSchema = z
 
 export const webArenaTaskSchema = z
   .object({
-    sites: z.array(z.enum(SITE_NAMES)).min(1),
+    sites: z.array(z.enum(TASK_SITE_NAMES)).min(1),
     task_id: z.union([z.number().int(), z.string().min(1)]),
     require_login: z.boolean().optional(),
     storage_state: z.string().nullable().optional(),

@@ -1,0 +1,60 @@
+/**
+ * The miniwob backend: MiniWoB++'s task pages (PyPI `miniwob` 1.1.0, read from its wheel cached under
+ * the data dir), served by each browser worker; a task is a task type and a seed; the page's own
+ * reward scores each episode (docs/miniwob.md).
+ */
+import { DeterministicJudge } from '../../evaluators/judge';
+import { withOraclePlans } from '../../tasks/schema';
+import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
+import { serveDirectory, type StaticServer } from '../../../browser/static-server';
+import { MiniwobEnvironment } from './environment';
+import { ensureMiniwobPages } from './package';
+import { miniwobConfigIssues, miniwobSettings, type MiniwobSettings } from './settings';
+import { loadMiniwobTasks, splitRefs, taskTypesOf, timeLimitMsOf } from './tasks';
+import { ensureChromium } from '../../../infra/tools';
+
+/** Its member of `campaign.environment`. */
+export { miniwobSettings as settings };
+
+const loaded = new Map<string, Promise<EnvironmentTask[]>>();
+
+function splitKey(settings: MiniwobSettings, split: Split): string {
+  return `miniwob:${JSON.stringify({ types: taskTypesOf(settings), seeds: settings.miniwob.seeds[split], timeLimit: settings.miniwob.timeLimit })}`;
+}
+
+/** A split's tasks (loaded once per process and key: every page is opened once to read its instruction). */
+export function miniwobSplit(settings: MiniwobSettings, split: Split): Promise<EnvironmentTask[]> {
+  const key = splitKey(settings, split);
+  let tasks = loaded.get(key);
+  if (!tasks) {
+    tasks = loadMiniwobTasks(splitRefs(settings, split), timeLimitMsOf(settings));
+    loaded.set(key, tasks);
+    tasks.catch(() => loaded.delete(key));
+  }
+  return tasks;
+}
+
+export const backend: EnvironmentBackend<typeof miniwobSettings> = {
+  name: 'miniwob',
+  settings: miniwobSettings,
+  configIssues: miniwobConfigIssues,
+  tasks: {
+    key: splitKey,
+    load: (settings, split) => miniwobSplit(settings, split),
+  },
+  // The page scores the episode; the judge is never asked (the ORM rewards rollouts as on any backend).
+  scoring: () => ({ judge: new DeterministicJudge(), harness: 'webarena-lite' }),
+  async open(workers, _config, settings) {
+    const pages = await ensureMiniwobPages();
+    const server = await workers.shared<Promise<StaticServer>>(`miniwob:server:${pages.root}`, () => serveDirectory(pages.root));
+    return { environment: new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs: timeLimitMsOf(settings) }), siteUrls: {} };
+  },
+  oracle: { demonstrable: withOraclePlans },
+  async check() {
+    const problems: string[] = [];
+    await ensureMiniwobPages().catch((error: Error) => problems.push(error.message));
+    await ensureChromium().catch((error: Error) => problems.push(error.message));
+    return problems;
+  },
+  checkSubject: 'miniwob pages',
+};
