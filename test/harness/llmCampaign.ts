@@ -1,12 +1,13 @@
 /**
  * A tiny campaign of the LLM path on the real stack: a completions actor, a chat ORM and an HTTP critic
- * behind protocol-faithful local servers (test/models/fixtures), an external trainer that writes LoRA
- * adapter directories, and a serving backend that hands each phase's adapter to the vLLM-like server.
- * The server answers every rollout step with an `exit` naming the model the request asked for, so each
- * stored trajectory says which model acted in it. Used by the campaign test and bench:llm.
+ * behind local servers (test/models/fixtures), an external trainer that writes LoRA adapter
+ * directories, and a serving backend that hands each phase's adapter to the actor's server. By default
+ * that is the scriptable vLLM fixture, which answers every rollout step with an `exit` naming the model
+ * the request asked for, so each stored trajectory says which model acted in it.
  *
- * Options put real parts in: another OpenAI-compatible server for the actor and serving (the tiny-model
- * server of trainers/torch), another trainer command (webrl-torch), smaller campaign settings.
+ * Options put real parts in: real vLLM for the actor and serving (test/harness/vllm.ts), another trainer
+ * command (webrl-torch: `webrlTorchCommand`), smaller campaign settings. Used by the campaign tests and
+ * bench:llm.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,7 +57,7 @@ export interface LlmCampaignRun<S extends ActorServer = VllmServer> {
   config: Config;
   final: CampaignProgress;
   manifests: Manifest<PhaseManifestData>[];
-  /** The actor's server: the vLLM-like fixture, or `options.actor.server`. */
+  /** The actor's server: the scriptable vLLM fixture, or `options.actor.server` (real vLLM). */
   vllm: S;
   store: ArtifactStore;
   /** Per phase and purpose ('probe' | 'train' | 'eval'): the model named in each trajectory's answer. */
