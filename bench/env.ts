@@ -5,7 +5,10 @@
  * and on the embedded backend over the same tasks, and each site's reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
  * copy-on-write state on all four sites and the cookie on a browser context), and oracle episodes
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
- * on a seeded mix of test tasks from every template.
+ * on a seeded mix of test tasks from every template. Last, MiniWoB++ (the miniwob backend): the oracle
+ * over every task type with an oracle plan on seeds 0-4 (tasks loaded as the task source loads them, a
+ * task whose page the solver cannot read counts as a failure; 2 episodes at a time), the mean ms per
+ * step there, and the size of the text subset.
  * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200]
  *      [webarena tasks per site, default 12; 0: every test task].
  * Ends with one `BENCH <name> <value> <unit>` line per figure.
@@ -23,6 +26,13 @@ import { asWebArenaTask } from '../cli/env';
 import { serveSites, servedWebArenaConfig } from '../test/harness/servedSites';
 import type { EpisodeEnvironment } from '../browser/contract';
 import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/site-urls';
+import { TEXT_TASK_TYPES } from '../env/backends/miniwob/catalog';
+import { MiniwobEnvironment } from '../env/backends/miniwob/environment';
+import { ORACLE_TASK_TYPES } from '../env/backends/miniwob/oracle';
+import { ensureMiniwobPages } from '../env/backends/miniwob/package';
+import { loadMiniwobTasks } from '../env/backends/miniwob/tasks';
+import { toEpisodeTask as miniwobEpisodeTask } from '../env/tasks/episodeTask';
+import { serveDirectory } from '../browser/static-server';
 
 const EPISODES = Number(process.argv[2] ?? 30);
 const RESETS = Number(process.argv[3] ?? 200);
@@ -102,6 +112,26 @@ const c1 = await throughput(1, EPISODES);
 const c4 = await throughput(4, EPISODES * 2);
 await sites.stop();
 
+// MiniWoB++: the oracle on every type with a plan, 5 seeds each, and the time per step.
+const miniwobPages = await ensureMiniwobPages();
+const miniwobServer = await serveDirectory(miniwobPages.root);
+const miniwobTasks = await loadMiniwobTasks(ORACLE_TASK_TYPES.flatMap((type) => [0, 1, 2, 3, 4].map((seed) => ({ type, seed }))), null);
+const miniwobPool = await BrowserPool.start({ size: 2 });
+const miniwobEnv = new MiniwobEnvironment({ root: miniwobPages.root, baseUrl: miniwobServer.url, timeLimitMs: null });
+const miniwobStarted = performance.now();
+const miniwobResults = await Promise.all(
+  miniwobTasks.map((task) => (task.oracle ? miniwobPool.runEpisode({ task: miniwobEpisodeTask(task, {}), policy: createOraclePolicy(), environment: miniwobEnv }) : undefined)),
+);
+const miniwobMs = performance.now() - miniwobStarted;
+await miniwobPool.close();
+await miniwobServer.close();
+const miniwobSteps = miniwobResults.reduce((n, r) => n + (r?.outcome.steps ?? 0), 0);
+const miniwobSolved = miniwobResults.filter((r) => r?.outcome.score === 1).length;
+miniwobResults.forEach((r, i) => {
+  if (r?.outcome.score !== 1) console.log(`  miniwob not solved: ${miniwobTasks[i]!.task_id} ${r ? `${r.outcome.reason} ${r.outcome.detail ?? ''}` : '(no oracle plan for this instance)'}`);
+});
+console.log(`miniwob: ${miniwobSolved}/${miniwobTasks.length} oracle episodes solved (${ORACLE_TASK_TYPES.length} types x 5 seeds, ${miniwobSteps} steps)`);
+
 console.log(`BENCH env.webarena.oracle_success ${(webarenaRun.solved / exported.length).toFixed(3)} fraction`);
 console.log(`BENCH env.webarena.step_ms ${webarenaRun.stepMs.toFixed(1)} ms`);
 console.log(`BENCH env.embedded.step_ms ${embeddedRun.stepMs.toFixed(1)} ms`);
@@ -109,3 +139,6 @@ for (const [site, ms] of Object.entries(resetMsBySite)) console.log(`BENCH env.r
 console.log(`BENCH env.reset_ms ${resetMs.toFixed(2)} ms`);
 console.log(`BENCH env.oracle_episodes_per_s.c1 ${c1.toFixed(2)} episodes/s`);
 console.log(`BENCH env.oracle_episodes_per_s.c4 ${c4.toFixed(2)} episodes/s`);
+console.log(`BENCH env.miniwob.oracle_success ${(miniwobSolved / miniwobTasks.length).toFixed(3)} fraction`);
+console.log(`BENCH env.miniwob.task_types ${TEXT_TASK_TYPES.length} types`);
+console.log(`BENCH env.miniwob.step_ms ${(miniwobMs / Math.max(1, miniwobSteps)).toFixed(1)} ms`);

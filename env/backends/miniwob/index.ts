@@ -8,6 +8,7 @@ import { withOraclePlans } from '../../tasks/schema';
 import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
 import { serveDirectory, type StaticServer } from '../../../browser/static-server';
 import { MiniwobEnvironment } from './environment';
+import { evolveMiniwobTasks } from './evolve';
 import { ensureMiniwobPages } from './package';
 import { miniwobConfigIssues, miniwobSettings, type MiniwobSettings } from './settings';
 import { loadMiniwobTasks, splitRefs, taskTypesOf, timeLimitMsOf } from './tasks';
@@ -17,6 +18,8 @@ import { ensureChromium } from '../../../infra/tools';
 export { miniwobSettings as settings };
 
 const loaded = new Map<string, Promise<EnvironmentTask[]>>();
+/** The splits this process has finished loading, by key (what the synchronous `evolve` draws from). */
+const ready = new Map<string, EnvironmentTask[]>();
 
 function splitKey(settings: MiniwobSettings, split: Split): string {
   return `miniwob:${JSON.stringify({ types: taskTypesOf(settings), seeds: settings.miniwob.seeds[split], timeLimit: settings.miniwob.timeLimit })}`;
@@ -29,7 +32,10 @@ export function miniwobSplit(settings: MiniwobSettings, split: Split): Promise<E
   if (!tasks) {
     tasks = loadMiniwobTasks(splitRefs(settings, split), timeLimitMsOf(settings));
     loaded.set(key, tasks);
-    tasks.catch(() => loaded.delete(key));
+    tasks.then(
+      (done) => ready.set(key, done),
+      () => loaded.delete(key),
+    );
   }
   return tasks;
 }
@@ -50,6 +56,13 @@ export const backend: EnvironmentBackend<typeof miniwobSettings> = {
     return { environment: new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs: timeLimitMsOf(settings) }), siteUrls: {} };
   },
   oracle: { demonstrable: withOraclePlans },
+  // New tasks are train instances of the types the actor failed (evolve.ts); the campaign control has
+  // loaded the train split (through `tasks.load`) before it asks for them.
+  evolve(settings, request) {
+    const train = ready.get(splitKey(settings, 'train'));
+    if (!train) throw new Error('the miniwob curriculum draws from the train split, which this process has not loaded (load it through the task source first)');
+    return evolveMiniwobTasks({ types: taskTypesOf(settings), seeds: settings.miniwob.seeds.train, train, request });
+  },
   async check() {
     const problems: string[] = [];
     await ensureMiniwobPages().catch((error: Error) => problems.push(error.message));

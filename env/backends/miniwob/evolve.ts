@@ -1,0 +1,78 @@
+/**
+ * The curriculum over MiniWoB++ (WebRL's self-evolving curriculum, where a task is a task type and a
+ * seed): each new task draws a task type with weight equal to the number of the request's failed tasks
+ * of that type (types the actor never failed get none), then a seed of that type from the train seed
+ * range, uniformly among the instances not drawn yet and not among the failed ones themselves (a new
+ * instance of a type the actor fails; the failed instances themselves once a type has no other left).
+ * Only train-split instances are drawn, so a test seed is never
+ * asked. Deterministic for the request's seed and failed tasks; ids count up from `firstTaskId`.
+ *
+ * A new task is the train split's task for its type and seed, so its intent (and oracle plan) is the
+ * one the task source read from the seeded page (`loadMiniwobTasks`): no page is loaded here (the
+ * backend's `evolve` is synchronous), and the intent is what the episode's page will show. The
+ * request's `knownIntents` cannot rule tasks out: the campaign's train split is every instance of the
+ * train range, so every intent drawable here is in it already (docs/miniwob.md).
+ */
+import { Rng } from '../../random';
+import type { EvolveRequest } from '../../tasks/evolve';
+import type { EnvironmentTask } from '../contract';
+import { miniwobTaskId, parseMiniwobStartUrl, type MiniwobTaskRef } from './episode';
+import type { SeedRange } from './settings';
+
+/** The task type and seed of a miniwob task, or undefined when it is not one (a start URL of another backend). */
+export function miniwobRefOf(task: EnvironmentTask): MiniwobTaskRef | undefined {
+  try {
+    return parseMiniwobStartUrl(task.start_url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Failed tasks per task type, counting only the campaign's types. */
+export function failuresByType(failed: readonly EnvironmentTask[], types: readonly string[]): Map<string, number> {
+  const allowed = new Set(types);
+  const counts = new Map<string, number>();
+  for (const task of failed) {
+    const ref = miniwobRefOf(task);
+    if (ref && allowed.has(ref.type)) counts.set(ref.type, (counts.get(ref.type) ?? 0) + 1);
+  }
+  return counts;
+}
+
+export interface MiniwobEvolveInput {
+  /** The campaign's task types. */
+  types: readonly string[];
+  /** The train seed range. */
+  seeds: SeedRange;
+  /** The loaded train split (its tasks' intents read from their seeded pages). */
+  train: readonly EnvironmentTask[];
+  request: Omit<EvolveRequest, 'worldSeed'>;
+}
+
+export function evolveMiniwobTasks({ types, seeds, train, request }: MiniwobEvolveInput): EnvironmentTask[] {
+  const weights = failuresByType(request.failed, types);
+  if (weights.size === 0 || request.count <= 0) return [];
+  const failedIds = new Set(request.failed.map(miniwobRefOf).flatMap((ref) => (ref ? [miniwobTaskId(ref)] : [])));
+  // The train instances of each failed type in split order: those not failed first, then the failed ones.
+  const fresh = new Map<string, EnvironmentTask[]>();
+  const again = new Map<string, EnvironmentTask[]>();
+  for (const task of train) {
+    const ref = miniwobRefOf(task);
+    if (!ref || !weights.has(ref.type) || ref.seed < seeds.from || ref.seed >= seeds.to) continue;
+    const pools = failedIds.has(miniwobTaskId(ref)) ? again : fresh;
+    pools.set(ref.type, [...(pools.get(ref.type) ?? []), task]);
+  }
+  const poolOf = (type: string) => (fresh.get(type)?.length ? fresh.get(type)! : (again.get(type) ?? []));
+  const rng = new Rng(request.seed).fork('miniwob-evolve');
+  const created: EnvironmentTask[] = [];
+  const order = [...weights.keys()].sort();
+  for (let i = 0; i < request.count; i++) {
+    const open = order.filter((type) => poolOf(type).length > 0).map((type) => [type, weights.get(type)!] as const);
+    if (open.length === 0) break;
+    const pool = poolOf(rng.weighted(open));
+    const [picked] = pool.splice(rng.int(0, pool.length - 1), 1);
+    const ref = miniwobRefOf(picked!)!;
+    created.push({ ...picked!, task_id: request.firstTaskId + created.length, evolved_from: miniwobTaskId(ref) });
+  }
+  return created;
+}

@@ -1,0 +1,118 @@
+/**
+ * A campaign on MiniWoB++ on the real stack (Temporal, MinIO, the three workers in this process), with
+ * the embedded actor: SFT on the oracle plans' demonstrations, then one curriculum phase whose tasks the
+ * miniwob backend's `evolve` draws from the train split, weighted by the task types the SFT actor failed.
+ * Every episode is scored by its page's own reward.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '@temporalio/client';
+import { startCampaign } from '../campaign/control';
+import { readPhaseManifests } from '../campaign/manifest';
+import { parseConfig } from '../config/load';
+import type { Config } from '../config/schema';
+import type { TrajectoryRecord } from '../activities/campaign/episodes';
+import type { EnvironmentTask } from '../env/backends/contract';
+import { miniwobSplit } from '../env/backends/miniwob';
+import { miniwobRefOf } from '../env/backends/miniwob/evolve';
+import { ORACLE_TASK_TYPES } from '../env/backends/miniwob/oracle';
+import { miniwobSettings } from '../env/backends/miniwob/settings';
+import { ArtifactStore } from '../storage/artifactStore';
+import { phaseKey } from '../storage/keys';
+import { runWorkers } from '../workers/run';
+import type { CampaignProgress } from '../workflows/campaignTypes';
+import { tinyCampaignConfig } from './harness/campaign';
+import { startTestStack, type TestStack } from './harness/stack';
+
+const NAME = 'miniwob-curriculum';
+/** Four types with oracle plans (phase 0 demonstrates them) and two without. */
+const TYPES = ['click-button', 'click-link', 'enter-text', 'focus-text', 'click-checkboxes-soft', 'click-tab-2-easy'];
+const MINIWOB = { taskTypes: TYPES, seeds: { train: { from: 0, to: 4 }, test: { from: 1000, to: 1001 } }, timeLimit: 60 };
+
+describe('a campaign on MiniWoB++', () => {
+  let stack: TestStack;
+  let client: Client;
+  let config: Config;
+
+  before(async () => {
+    stack = await startTestStack();
+    client = await stack.client();
+    const base = await tinyCampaignConfig(stack, NAME, { phases: 1 });
+    const { testTasks, demonstrationTasks, maxSteps, episodeDeadlineSeconds } = base.campaign.environment;
+    config = parseConfig({
+      ...base,
+      campaign: {
+        ...base.campaign,
+        phase: { ...base.campaign.phase, curriculum: true, tasksPerPhase: 4, candidateFactor: 2 },
+        environment: { backend: 'miniwob', miniwob: MINIWOB, testTasks, demonstrationTasks, maxSteps, episodeDeadlineSeconds, screenshotRate: 0 },
+      },
+    });
+  });
+  after(() => stack?.stop());
+
+  test('SFT on oracle demonstrations, then a curriculum phase drawn from the failed task types, every score the page reward', async () => {
+    assert.ok(TYPES.filter((t) => ORACLE_TASK_TYPES.includes(t)).length === 4, 'four of the types have oracle plans');
+    const stop = new AbortController();
+    const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
+    const store = new ArtifactStore(config.s3, stack.secrets.s3);
+    try {
+      const handle = await startCampaign(client, store, config);
+      // Waits for the workflow's own result: the campaign completes (or the test fails on its failure).
+      const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
+      assert.equal(final.status, 'completed', JSON.stringify(final.failure));
+      assert.deepEqual(final.history.map((h) => h.phase), [0, 1]);
+
+      const manifests = await readPhaseManifests(store, NAME);
+      assert.deepEqual(manifests.map((m) => m.data.phase), [0, 1]);
+      const readJsonl = async <T>(key: string) => {
+        const rows: T[] = [];
+        for await (const row of store.readJsonl<T>(key)) rows.push(row);
+        return rows;
+      };
+      const records: { key: string; record: TrajectoryRecord }[] = [];
+      for await (const { key } of store.list(`campaigns/${NAME}/`)) {
+        if (/\/trajectories\/[^/]+\.json$/.test(key)) records.push({ key, record: await store.getJson<TrajectoryRecord>(key) });
+      }
+
+      // Phase 0's demonstrations: oracle episodes, all on types with an oracle plan, each solved by the page's reward.
+      const train = await miniwobSplit(miniwobSettings.parse({ backend: 'miniwob', miniwob: MINIWOB }), 'train');
+      const trainById = new Map(train.map((t) => [t.task_id, t]));
+      const oracle = records.filter((r) => r.key.includes('/phase-0/demonstrations/oracle/'));
+      assert.ok(oracle.length > 0, 'phase 0 ran oracle demonstrations');
+      for (const { record } of oracle) {
+        const task = trainById.get(record.taskId);
+        assert.ok(task?.oracle?.length, `${record.taskId} was demonstrated without an oracle plan`);
+        assert.ok(ORACLE_TASK_TYPES.includes(miniwobRefOf(task)!.type));
+        assert.equal(record.score, 1, `the oracle plan of ${record.taskId} did not solve its page: ${record.reason}`);
+      }
+      assert.ok((await readJsonl(phaseKey(NAME, 0, 'demonstrations', 'actor-sft.jsonl'))).length > 0, 'SFT had demonstrations');
+
+      // Every episode of the campaign was graded by a MiniWoB++ page: miniwob tasks, scores 0 or 1.
+      assert.ok(records.length > oracle.length);
+      for (const { key, record } of records) {
+        assert.equal(record.site, 'miniwob', key);
+        assert.ok(record.graded, `${key} had no evaluator`);
+        assert.ok(record.score === 0 || record.score === 1, `${key} scored ${record.score}`);
+      }
+
+      // Phase 1's candidates: train instances of the types phase 0's actor failed, in proportion to those failures.
+      const failed = await readJsonl<EnvironmentTask>(manifests[0]!.data.carry.failedTasks.key);
+      assert.ok(failed.length > 0, 'the SFT actor failed some probe tasks');
+      const failedTypes = new Map<string, number>();
+      for (const task of failed) failedTypes.set(miniwobRefOf(task)!.type, (failedTypes.get(miniwobRefOf(task)!.type) ?? 0) + 1);
+      const candidates = await readJsonl<EnvironmentTask>(phaseKey(NAME, 1, 'tasks', 'candidates.jsonl'));
+      const evolved = candidates.filter((t) => t.evolved_from !== undefined);
+      assert.ok(evolved.length > 0, 'phase 1 drew tasks through the backend evolve');
+      for (const task of evolved) {
+        const ref = miniwobRefOf(task)!;
+        assert.ok(failedTypes.has(ref.type), `${String(task.evolved_from)} is of a type the actor did not fail (${[...failedTypes.keys()].join(', ')})`);
+        assert.ok(ref.seed >= MINIWOB.seeds.train.from && ref.seed < MINIWOB.seeds.train.to, `seed ${ref.seed} is not a train seed`);
+        assert.equal(task.intent, trainById.get(String(task.evolved_from))!.intent, 'the intent read from the seeded page');
+      }
+    } finally {
+      stop.abort();
+      await workers;
+      store.destroy();
+    }
+  });
+});
