@@ -114,7 +114,8 @@ async function runRaw(browser: Browser, tasks: ShopTask[], environment: ShopEnvi
       answer = (await rawStep(page, step)) ?? answer;
       steps++;
     }
-    passed += await prepared.evaluate(page, answer);
+    const evaluated = await prepared.evaluate(page, answer);
+    passed += typeof evaluated === 'number' ? evaluated : evaluated.score;
     await prepared.dispose();
     await context.close();
   }

@@ -86,10 +86,16 @@ export interface EpisodeEnvironment {
   reserve?(task: EpisodeTask): Promise<() => void>;
 }
 
+/** What an evaluator reports beside the score (MiniWoB++: the page's raw reward), kept in the trace. */
+export type EvaluationDetails = Record<string, string | number | boolean | null>;
+
 export interface PreparedEpisode {
   startUrl: string;
-  /** Scores the finished episode on its final page with the last `exit` message (null if none). */
-  evaluate(page: Page, answer: string | null): Promise<number>;
+  /**
+   * Scores the finished episode on its final page with the last `exit` message (null if none): the
+   * score, or the score with what the evaluator saw.
+   */
+  evaluate(page: Page, answer: string | null): Promise<number | { score: number; details: EvaluationDetails }>;
   /** Drops the episode's state; called once, after evaluate. */
   dispose(): Promise<void>;
 }

@@ -9,7 +9,7 @@
  * result. runEpisode never throws.
  */
 import type { BrowserContext } from 'playwright-core';
-import type { Action, EpisodeEnvironment, PreparedEpisode } from './contract';
+import type { Action, EpisodeEnvironment, EvaluationDetails, PreparedEpisode } from './contract';
 import { errorMessage, InfrastructureError, withTimeout, type InfrastructureReason } from './errors';
 import { ActionExecutor, DEFAULT_EXECUTOR_OPTIONS, type ExecutorOptions } from './executor';
 import { formatAction, parseAction, type ParseError } from './grammar';
@@ -51,6 +51,8 @@ export interface EpisodeOutcome {
   infraFailure: boolean;
   reason: EndReason;
   detail?: string;
+  /** What the environment's evaluator reported beside the score, when it does (MiniWoB++'s raw reward). */
+  evaluation?: EvaluationDetails;
   durationMs: number;
   traceKey?: string;
 }
@@ -219,11 +221,13 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
     Object.assign(outcome, { reason: end.reason, answer: end.answer }, end.detail === undefined ? {} : { detail: end.detail });
     if (end.reason !== 'policy_error') {
       const page = executor.page;
-      outcome.score = await withTimeout(prepared.evaluate(page, end.answer), stepTimeoutMs, 'evaluating the episode').catch(
+      const evaluated = await withTimeout(prepared.evaluate(page, end.answer), stepTimeoutMs, 'evaluating the episode').catch(
         (error: unknown) => {
           throw asInfrastructure(error, 'evaluation_error', 'evaluating the episode');
         },
       );
+      if (typeof evaluated === 'number') outcome.score = evaluated;
+      else Object.assign(outcome, { score: evaluated.score, evaluation: evaluated.details });
     }
   } catch (error) {
     const failure = asInfrastructure(error, 'browser_error', 'running the episode');

@@ -93,6 +93,7 @@ export function toTraceRows(traceId: string, intent: string, steps: readonly Epi
     },
     ...(step.screenshot === undefined ? {} : { screenshot: step.screenshot }),
     score: outcome.score,
+    ...(outcome.evaluation === undefined ? {} : { evaluation: outcome.evaluation }),
     answer: outcome.answer,
     reason: outcome.reason,
     infra_failure: outcome.infraFailure,

@@ -87,12 +87,15 @@ describe('a campaign on MiniWoB++', () => {
       }
       assert.ok((await readJsonl(phaseKey(NAME, 0, 'demonstrations', 'actor-sft.jsonl'))).length > 0, 'SFT had demonstrations');
 
-      // Every episode of the campaign was graded by a MiniWoB++ page: miniwob tasks, scores 0 or 1.
+      // Every episode of the campaign was graded by its MiniWoB++ page: the page's raw reward is in the
+      // record, and the score is 1 exactly when it is positive.
       assert.ok(records.length > oracle.length);
       for (const { key, record } of records) {
         assert.equal(record.site, 'miniwob', key);
         assert.ok(record.graded, `${key} had no evaluator`);
-        assert.ok(record.score === 0 || record.score === 1, `${key} scored ${record.score}`);
+        const raw = record.evaluation?.rawReward;
+        assert.ok(raw === null || typeof raw === 'number', `${key}: no raw reward in ${JSON.stringify(record.evaluation)}`);
+        assert.equal(record.score, typeof raw === 'number' && raw > 0 ? 1 : 0, `${key} scored ${record.score} with raw reward ${raw}`);
       }
 
       // Phase 1's candidates: train instances of the types phase 0's actor failed, in proportion to those failures.

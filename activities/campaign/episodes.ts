@@ -6,6 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
+import type { EvaluationDetails } from '../../browser/contract';
 import type { EpisodeOptions } from '../../browser/episode';
 import { executorOptionsFor } from '../../browser/executor';
 import type { Policy, PolicyTask } from '../../browser/policies/policy';
@@ -25,6 +26,8 @@ export interface TrajectoryRecord {
   intent: string;
   /** The environment's evaluator score (ground truth; the ORM's reward comes later). */
   score: number;
+  /** What the evaluator reported beside the score, when it does (MiniWoB++: the page's raw reward). */
+  evaluation?: EvaluationDetails;
   /** Whether the task had an evaluator; `score` is 0 and means nothing when it had none. */
   graded: boolean;
   steps: number;
@@ -137,6 +140,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         site: task.sites[0] ?? 'unknown',
         intent: task.intent,
         score: outcome.score,
+        ...(outcome.evaluation === undefined ? {} : { evaluation: outcome.evaluation }),
         graded: Boolean((task as Partial<EnvironmentTask>).eval),
         steps: outcome.steps,
         answer: outcome.answer,

@@ -136,6 +136,7 @@ describe('miniwob backend', () => {
     assert.equal(wrongRun.outcome.score, 0);
     assert.equal(env.results.get(String(task!.task_id))!.rawReward, -1);
     assert.equal(env.results.get(String(task!.task_id))!.expired, false);
+    assert.deepEqual(wrongRun.outcome.evaluation, { rawReward: -1, reward: -1, reason: env.results.get(String(task!.task_id))!.reason, expired: false }, 'the page’s numbers go into the outcome (and the trace)');
 
     // A one-second limit and a plan that waits (scrolls) past it.
     const slow = new MiniwobEnvironment({ root, baseUrl: server.url, timeLimitMs: 1000 });
@@ -148,5 +149,6 @@ describe('miniwob backend', () => {
     assert.equal(expired.expired, true);
     assert.equal(expired.rawReward, -1);
     assert.equal(expired.reason, 'timed out');
+    assert.deepEqual(expiredRun.outcome.evaluation, { rawReward: -1, reward: expired.reward, reason: 'timed out', expired: true });
   });
 });

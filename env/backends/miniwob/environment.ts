@@ -36,7 +36,8 @@ export class MiniwobEnvironment implements EpisodeEnvironment {
       evaluate: async (page) => {
         const result = await readResult(page, ref);
         this.results.set(String(task.task_id), result);
-        return result.score;
+        // The page's own numbers go into the trace beside the score.
+        return { score: result.score, details: { rawReward: result.rawReward, reward: result.reward, reason: result.reason, expired: result.expired } };
       },
       dispose: async () => {},
     };
