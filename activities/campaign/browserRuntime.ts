@@ -63,5 +63,11 @@ export class BrowserRuntime implements WorkerResources {
   async close(): Promise<void> {
     await this.pool.close();
     await (await this.sites)?.stop();
+    // What a backend kept with a close() (a server of its own) stops with the worker.
+    for (const value of this.kept.values()) {
+      const kept = (await Promise.resolve(value).catch(() => undefined)) as { close?: unknown } | undefined;
+      if (typeof kept?.close === 'function') await (kept.close as () => Promise<void>)();
+    }
+    this.kept.clear();
   }
 }

@@ -59,7 +59,10 @@ export interface WorkerResources {
   openContext(): Promise<BrowserContext>;
   /** The embedded sites of `worldSeed`, started once per worker. */
   embeddedSites(worldSeed: number): Promise<EmbeddedSites>;
-  /** The value kept under `key` for this worker, created on first use (sessions, episode caps, counters). */
+  /**
+   * The value kept under `key` for this worker, created on first use (sessions, episode caps, counters,
+   * a server): one with a `close()` (or a promise of one) is closed when the worker stops.
+   */
   shared<T>(key: string, create: () => T): T;
 }
 
