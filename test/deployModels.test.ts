@@ -18,7 +18,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArtifactStore } from '../storage/artifactStore';
 import { CampaignContext } from '../activities/campaign/context';
-import { createDeployActivities, servedActor, servedModelName } from '../activities/campaign/deployActivities';
+import { createDeployActivities, servedActor, servedRecordKey, type ServedModelRecord } from '../activities/campaign/deployActivities';
 import { remoteActorPolicy, remoteActorScorer } from '../activities/campaign/backends';
 import { createCompletionsActorScorer } from '../models/remote/completionsActor';
 import { parseConfig } from '../config/load';
@@ -115,7 +115,7 @@ describe('deployModels: serving each phase’s actor', () => {
         results = [await run(deployModels, { ...scope, actor })];
       }
       for (const result of results) assert.deepEqual(result.served, { actor: { name, checkpoint: actor } });
-      assert.equal(await servedModelName(stack.store, actor), name);
+      assert.equal((await stack.store.getJson<ServedModelRecord>(servedRecordKey(actor))).name, name);
       const path = join(shared, scope.campaignId, `phase-${phase}`, 'actor');
       const loaded = loadsOf(name).filter((r) => r.status === 200);
       assert.equal(loaded.length, 1, `${name} loaded once: ${JSON.stringify(loadsOf(name))}`);

@@ -30,7 +30,6 @@ import { loadModelSecrets } from '../../config/secrets';
 import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
 import { downloadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
-import type { ArtifactStore } from '../../storage/artifactStore';
 import type { TrainActivities } from './contract';
 import { withHeartbeats, type CampaignContext } from './context';
 
@@ -49,14 +48,9 @@ export function servedRecordKey(checkpointKey: string): string {
   return `${checkpointKey}.served.json`;
 }
 
-/** The name a served checkpoint is deployed under, or undefined when it was never deployed. */
-export async function servedModelName(store: Pick<ArtifactStore, 'tryGetJson'>, checkpointKey: string): Promise<string | undefined> {
-  return (await store.tryGetJson<ServedModelRecord>(servedRecordKey(checkpointKey)))?.name;
-}
-
 /**
  * What vLLM's runtime LoRA loading refuses, read from the adapter's adapter_config.json before the
- * load (and before training, at config check, for the trainer's rank): the problem, or undefined.
+ * load: the problem, or undefined. (The trainer's rank is checked earlier, at config check.)
  */
 export async function adapterProblem(dir: string, maxLoraRank: number): Promise<string | undefined> {
   let config: { r?: unknown; use_dora?: unknown; bias?: unknown; modules_to_save?: unknown };
@@ -120,13 +114,17 @@ async function waitUntilListed(server: ModelServerOptions, name: string, timeout
   }
 }
 
+/** Whether the server lists `name` with this adapter; a name listed with another adapter is refused. */
+async function listedWith(server: ModelServerOptions, name: string, adapterPath: string): Promise<boolean> {
+  const listed = (await listServedModels(server)).find((model) => model.id === name);
+  if (!listed) return false;
+  if (listed.root === undefined || listed.root === adapterPath) return true;
+  refuse(`the served name ${name} is taken by the adapter ${listed.root}; ${adapterPath} was not loaded`);
+}
+
 /** Loads the adapter under its name unless the server lists it with this path already; idempotent. */
 async function loadAdapter(server: ModelServerOptions, name: string, adapterPath: string): Promise<void> {
-  const listed = (await listServedModels(server)).find((model) => model.id === name);
-  if (listed) {
-    if (listed.root === undefined || listed.root === adapterPath) return;
-    refuse(`the served name ${name} is taken by the adapter ${listed.root}; ${adapterPath} was not loaded`);
-  }
+  if (await listedWith(server, name, adapterPath)) return;
   try {
     await loadLoraAdapter(server, name, adapterPath);
   } catch (error) {
@@ -135,9 +133,8 @@ async function loadAdapter(server: ModelServerOptions, name: string, adapterPath
     if (error.status >= 500 && !/add_lora method failed/.test(error.message)) throw error; // retried
     // A retried deployment racing its own first load: vLLM loads one name at a time and refuses the second.
     if (error.status === 400 && /already been loaded/.test(error.message)) {
-      const now = (await listServedModels(server)).find((model) => model.id === name);
-      if (now && (now.root === undefined || now.root === adapterPath)) return;
-      refuse(`the served name ${name} is taken by the adapter ${now?.root ?? '(unlisted)'}; ${adapterPath} was not loaded`);
+      if (await listedWith(server, name, adapterPath)) return;
+      refuse(`the served name ${name} is taken by an adapter the server no longer lists; ${adapterPath} was not loaded`);
     }
     refuse(`the server refused the adapter ${name} (${adapterPath}): ${error.message}`);
   }
