@@ -63,6 +63,8 @@ export interface EpisodeStep {
   html: string;
   /** The completion prompt the policy answered. */
   prompt: string;
+  /** Characters of the observation the prompt left out to fit the model's context (policies that cut). */
+  observationCut?: number;
   response: string;
   action: Action | null;
   parseError: ParseError | null;
@@ -155,6 +157,7 @@ async function agentLoop(
       url: observation.url,
       html: observation.html,
       prompt: decision.prompt,
+      ...(decision.observationCut === undefined ? {} : { observationCut: decision.observationCut }),
       response: decision.response,
       action: parsed.ok ? parsed.action : null,
       parseError: parsed.ok ? null : parsed.error,

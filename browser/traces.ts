@@ -34,6 +34,8 @@ export interface TraceRow extends WebrlTraceRow {
   task_id: string | number;
   url: string;
   model_prompt: string;
+  /** Characters cut from the end of the observation in model_prompt (policies that keep a budget). */
+  observation_cut?: number;
   action: Action | null;
   parse_error: ParseError | null;
   execution: { ok: boolean; error?: string } | null;
@@ -82,6 +84,7 @@ export function toTraceRows(traceId: string, intent: string, steps: readonly Epi
     task_id: outcome.taskId,
     url: step.url,
     model_prompt: step.prompt,
+    ...(step.observationCut === undefined ? {} : { observation_cut: step.observationCut }),
     action: step.action,
     parse_error: step.parseError,
     execution: step.execution,

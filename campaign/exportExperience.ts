@@ -13,6 +13,8 @@
 import type { ArtifactStore } from '../storage/artifactStore';
 import { StoragePermanentError } from '../storage/errors';
 import { stepRecordOf } from '../activities/campaign/trainingRecords';
+import { createPromptBuilder } from '../browser/policies/promptBudget';
+import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import type { ExperienceRow } from '../activities/campaign/trainActivities';
 import { trainingRecordsKey, trainingStepRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { phaseManifestKey, type PhaseManifestData } from './manifest';
@@ -53,7 +55,9 @@ export async function phaseExperience(store: ArtifactStore, campaignId: string, 
   }
   // The experience is this phase's steps, then the replayed ones.
   const firstReplayed = rows.length - manifest.data.summary.replayedSteps;
-  const records = rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? 'replay' : 'rollout', null, { campaignId, phase, gamma }));
+  // Phases stored without records predate prompt formats: their actor read the released checkpoints' prompt.
+  const scope = { campaignId, phase, gamma, prompts: createPromptBuilder(webrlLlama3Format) };
+  const records = await Promise.all(rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? 'replay' : 'rollout', null, scope)));
   return { rows, records };
 }
 

@@ -5,6 +5,7 @@
  * and which must therefore not reach the backends' code.
  */
 import { z } from 'zod';
+import { chatTemplateFormat } from '../browser/policies/promptFormat';
 import { defaultMinWaitMs } from '../browser/settle';
 import { backendNamed, environmentSettings } from '../env/backends/registry';
 import {
@@ -38,6 +39,15 @@ export const ConfigSchema = z
     // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
     const { environment } = config.campaign;
     for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
+    // The actor's chat template must render before anything runs (schema.ts cannot read files: the workflow bundle imports it).
+    const actor = config.models.actor;
+    if (actor.backend === 'completions' && actor.promptFormat === 'chat-template' && actor.tokenizer) {
+      try {
+        chatTemplateFormat(actor.tokenizer);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['models', 'actor', 'tokenizer'], message: (error as Error).message });
+      }
+    }
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
   // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Config } from './campaignConfig';
-import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
+import { DEFAULT_MAX_TOKENS, PROMPT_FORMATS } from '../browser/policies/prompt';
 import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
 
 const hostPort = z
@@ -275,6 +275,16 @@ export const ModelsSchema = z
           topP: z.number().gt(0).max(1).default(1),
           /** -1: off (vLLM's top_k). */
           topK: z.number().int().min(-1).default(-1),
+          /** The prompt's text (browser/policies/promptFormat.ts): the released WebRL checkpoints' Llama-3 prompt, or the model's own chat template. */
+          promptFormat: z.enum(PROMPT_FORMATS).default('webrl-llama3'),
+          /** The served model's directory with its tokenizer files (tokenizer_config.json, tokenizer.json, chat_template.jinja): chat-template reads its template there. */
+          tokenizer: z.string().min(1).optional(),
+          /**
+           * The model's context in tokens, which the prompt and maxTokens share: `server` (vLLM's
+           * max_model_len, counted with its /tokenize), a number (counted with /tokenize too), or `off`
+           * (no token budget: only webrl-llama3's character budget).
+           */
+          contextTokens: z.union([z.enum(['server', 'off']), z.number().int().min(256).max(10_000_000)]).default('server'),
         }),
       ])
       .default({ backend: 'embedded' }),
@@ -433,6 +443,16 @@ export const ModelsSchema = z
     if (models.serving.backend === 'command') {
       const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!).filter((n) => !['checkpoint', 'name', 'role'].includes(n));
       if (unknown.length) ctx.addIssue({ code: 'custom', path: ['serving', 'command'], message: `unknown placeholder {${unknown[0]}}; expected {checkpoint}, {name}, {role}` });
+    }
+    if (models.actor.backend === 'completions') {
+      const actor = models.actor;
+      // Whether the template renders is checked where files may be read (config/campaignConfig.ts): the workflow bundle imports this file.
+      if (actor.promptFormat === 'chat-template' && !actor.tokenizer) {
+        ctx.addIssue({ code: 'custom', path: ['actor', 'tokenizer'], message: "promptFormat chat-template renders the model's own template: name the model directory holding its tokenizer files" });
+      }
+      if (typeof actor.contextTokens === 'number' && actor.contextTokens <= actor.maxTokens) {
+        ctx.addIssue({ code: 'custom', path: ['actor', 'contextTokens'], message: `the context (${actor.contextTokens} tokens) must exceed maxTokens (${actor.maxTokens}): the prompt gets what the answer leaves` });
+      }
     }
     // A remote actor's weights live with its server; the embedded trainer can only train ONNX actors.
     if (models.actor.backend === 'completions' && models.trainer.backend !== 'external') {

@@ -19,6 +19,8 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaig
 import { ModelCache } from '../activities/campaign/models';
 import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
 import { statePrompt } from '../models/remote/completionsActor';
+import { createPromptBuilder } from '../browser/policies/promptBudget';
+import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import { trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { parseConfig } from '../config/load';
@@ -114,6 +116,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     maxAttempts: 1,
     retryDelayMs: 0,
     timeoutMs: 10_000,
+    // These scripted servers have no /tokenize: the prompts keep webrl-llama3's character budget only.
+    contextTokens: 'off',
     ...extra,
   });
 
@@ -257,13 +261,14 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       assert.equal(failures[0]!.item, '903#3');
       assert.match(failures[0]!.reason, /400[\s\S]*maximum context length/);
 
-      // Every replayed and every current step was sent once, as the WebRL prompt followed by the action, in this mode.
+      // Every replayed and every current step was sent once, as the WebRL prompt followed by the action and its end of turn, in this mode.
+      const prompts = createPromptBuilder(webrlLlama3Format);
       const sent = scorer.requests.slice(before).map((request) => request.body as Record<string, unknown>);
       assert.equal(sent.length, buffer.length + result.currentSteps, mode);
       const current = experience.slice(0, result.currentSteps);
       assert.deepEqual(
         sent.map((body) => body.prompt).sort(),
-        [...buffer, ...current].map((row) => statePrompt(row.state) + row.response).sort(),
+        (await Promise.all([...buffer, ...current].map(async (row) => `${await statePrompt(prompts, row.state)}${row.response}<|eot_id|>`))).sort(),
         mode,
       );
       for (const body of sent) {
@@ -283,8 +288,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
         ['900', 'replay', 0, true, 1],
       ], mode);
       const [first, second] = steps as [TrainingStepRecord, TrainingStepRecord];
-      assert.equal(first.prompt, statePrompt(experience[0]!.state));
-      assert.ok(sent.some((body) => body.prompt === first.prompt + first.response), 'the record holds the prompt the server scored');
+      assert.equal(first.prompt, await statePrompt(prompts, experience[0]!.state));
+      assert.ok(sent.some((body) => body.prompt === `${first.prompt}${first.response}<|eot_id|>`), 'the record holds the prompt the server scored');
       assert.equal(first.nextPrompt, second.prompt);
       assert.equal(second.nextPrompt, null);
       assert.equal(first.id, `${first.traceId}:0`);

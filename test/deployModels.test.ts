@@ -148,7 +148,7 @@ describe('deployModels: serving each phase’s actor', () => {
     assert.equal(loadsOf(name).length, 2);
 
     const before = vllm.requests.length;
-    const policy = remoteActorPolicy(config.models, 0, name)!;
+    const policy = remoteActorPolicy(config.models, {}, 0, name)!;
     const reply = await policy.act({ task: { intent: 'x' }, observation: { html: '<html></html>' }, history: [] } as never);
     assert.equal(typeof reply.response, 'string');
     const [scored] = await remoteActorScorer(config.models, {}, undefined, name)!.logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type { ExperienceRow } from '../activities/campaign/trainActivities';
 import { phaseManifestKey } from '../campaign/manifest';
 import type { WebRLExperienceItem } from '../campaign/exportExperience';
-import { statePrompt } from '../models/remote/completionsActor';
+import { buildPrompt } from '../browser/policies/prompt';
 import type { ModelState } from '../models/state';
 import { monteCarloReturnWebRL, trainingRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { startTestStack, type TestStack } from './harness/stack';
@@ -23,6 +23,9 @@ const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
 
 const state = (intent: string, history: string[], html: string): ModelState =>
   ({ intent, history: history.map((response) => ({ response, action: null })), observation: { url: 'http://127.0.0.1/', title: 'p', html, elements: [] } }) as unknown as ModelState;
+
+/** The prompt of a phase stored without records: its actor read the released checkpoints' prompt. */
+const llama3 = (state: ModelState) => buildPrompt(state.intent, state.history.map((round) => round.response), state.observation.html);
 
 describe('training records and their export', () => {
   let stack: TestStack;
@@ -73,8 +76,8 @@ describe('training records and their export', () => {
     await execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'records', '-o', recordsFile], { env });
     const records = (await readFile(recordsFile, 'utf8')).trim().split('\n').map((line) => trainingRecordSchema.parse(JSON.parse(line)) as TrainingStepRecord);
     assert.deepEqual(records.map((r) => [r.id, r.source, r.done, r.reward]), [['t7:0', 'rollout', false, 0], ['t7:1', 'rollout', true, 1], ['t3:0', 'replay', true, 1]]);
-    assert.equal(records[0]!.prompt, statePrompt(s0));
-    assert.equal(records[0]!.nextPrompt, statePrompt(s1));
+    assert.equal(records[0]!.prompt, llama3(s0));
+    assert.equal(records[0]!.nextPrompt, llama3(s1));
     assert.ok(Math.abs(records[0]!.mcReturn - 1.9) < 1e-12);
     assert.equal(records[0]!.refLogprob, null, 'an embedded phase has no server log-probs');
 
@@ -83,8 +86,8 @@ describe('training records and their export', () => {
     const items = JSON.parse(await readFile(webrlFile, 'utf8')) as WebRLExperienceItem[];
     assert.deepEqual(Object.keys(items[0]!).sort(), ['action', 'done', 'mc_return', 'next_observation', 'observation', 'reward', 'task', 'trajectory_reward']);
     assert.deepEqual(items.map((item) => [item.reward, item.done, item.trajectory_reward, item.task]), [[1, false, 1, 'buy milk'], [1, true, 1, 'buy milk'], [1, true, 1, 'sell eggs']]);
-    assert.equal(items[0]!.observation, statePrompt(s0));
-    assert.equal(items[0]!.next_observation, statePrompt(s1));
+    assert.equal(items[0]!.observation, llama3(s0));
+    assert.equal(items[0]!.next_observation, llama3(s1));
     assert.equal(items[1]!.next_observation, items[1]!.observation);
 
     await assert.rejects(

@@ -5,6 +5,8 @@
  */
 import { createOpenAIPolicy } from '../../browser/policies/openai';
 import type { Policy } from '../../browser/policies/policy';
+import { contextBudget, createPromptBuilder, type PromptBuilder } from '../../browser/policies/promptBudget';
+import { promptFormatOf } from '../../browser/policies/promptFormat';
 import type { ModelsConfig } from '../../config/schema';
 import { SECRET_ENV, type ModelSecrets } from '../../config/secrets';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../../models/actor';
@@ -18,6 +20,7 @@ import { mapSettled } from '../../models/remote/concurrency';
 import { isServerUnavailable } from '../../models/remote/retry';
 import { createHttpCritic } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
+import { createVllmTokenCounter } from '../../models/remote/tokenCounter';
 
 type Endpoint = { baseUrl: string; model: string; timeoutMs: number; maxAttempts: number; retryDelayMs: number };
 
@@ -92,6 +95,25 @@ export async function judgeEach(
   return { verdicts: results, failures };
 }
 
+type CompletionsActor = Extract<ModelsConfig['actor'], { backend: 'completions' }>;
+
+/**
+ * How the completions actor's prompts are written (its prompt format) and kept within the model's
+ * context (counted by the server's tokenizer, under the configured model's name: every adapter of it
+ * shares the tokenizer). Rollouts, log-prob scoring, training records and the critic all use it.
+ */
+export function actorPrompts(actor: CompletionsActor, secrets: ModelSecrets, signal?: AbortSignal): PromptBuilder {
+  const format = promptFormatOf(actor);
+  if (actor.contextTokens === 'off') return createPromptBuilder(format);
+  const counter = createVllmTokenCounter({ ...chatOptions(actor, secrets, signal), baseURL: actor.baseUrl });
+  return createPromptBuilder(format, contextBudget(counter, actor.maxTokens, actor.contextTokens === 'server' ? undefined : actor.contextTokens));
+}
+
+/** The completions actor's prompts, or undefined for the embedded actor. */
+export function remotePrompts(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal): PromptBuilder | undefined {
+  return models.actor.backend === 'completions' ? actorPrompts(models.actor, secrets, signal) : undefined;
+}
+
 /**
  * The remote actor's scorer, or undefined for the embedded actor. `served` is the name the actor
  * checkpoint was deployed under (activities/campaign/deployActivities.ts); without one, the configured model.
@@ -99,7 +121,12 @@ export async function judgeEach(
 export function remoteActorScorer(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal, served?: string): ActionScorer | undefined {
   const actor = models.actor;
   if (actor.backend !== 'completions') return undefined;
-  return createCompletionsActorScorer({ ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal), mode: actor.mode, concurrency: actor.concurrency });
+  return createCompletionsActorScorer({
+    ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal),
+    mode: actor.mode,
+    concurrency: actor.concurrency,
+    prompts: actorPrompts(actor, secrets, signal),
+  });
 }
 
 /** Log-probs item by item; an item the server cannot score is null and recorded. */
@@ -117,7 +144,7 @@ export async function logProbsEach(
  * `served` (the deployed name of the checkpoint) or else the configured model. The OpenAI policy reads
  * its key from a variable, so it is told which one holds it.
  */
-export function remoteActorPolicy(models: ModelsConfig, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env): Policy | undefined {
+export function remoteActorPolicy(models: ModelsConfig, secrets: ModelSecrets, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env): Policy | undefined {
   const actor = models.actor;
   if (actor.backend !== 'completions') return undefined;
   const apiKeyEnv = env[SECRET_ENV.llmApiKey] ? SECRET_ENV.llmApiKey : SECRET_ENV.llmApiKeyFallback;
@@ -132,6 +159,7 @@ export function remoteActorPolicy(models: ModelsConfig, temperature: number, ser
     maxAttempts: actor.maxAttempts,
     retryDelayMs: actor.retryDelayMs,
     apiKeyEnv,
+    prompts: actorPrompts(actor, secrets),
   });
 }
 
@@ -157,6 +185,7 @@ export async function remoteCritic(models: ModelsConfig, secrets: ModelSecrets, 
     maxAttempts: critic.maxAttempts,
     retryDelayMs: critic.retryDelayMs,
     batchSize: critic.batchSize,
+    ...(models.actor.backend === 'completions' ? { prompts: actorPrompts(models.actor, secrets, signal) } : {}),
     ...(secrets.criticApiKey ? { apiKey: secrets.criticApiKey } : {}),
     ...(signal ? { signal } : {}),
   });

@@ -120,7 +120,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const tasks = (await ctx.readDataset<EnvironmentTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
         // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
-        const remote = remoteActorPolicy(config.models, input.temperature, await servedActor(ctx, config.models.serving, input.actor));
+        const remote = remoteActorPolicy(config.models, loadModelSecrets(), input.temperature, await servedActor(ctx, config.models.serving, input.actor));
         const actor = remote ? undefined : await models.actor(input.actor);
         const rows = await runTasks({
           ctx, runtime, config, tasks,

@@ -22,7 +22,7 @@ import { withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
-import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, type BackendFailure } from './backends';
+import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, remotePrompts, type BackendFailure } from './backends';
 import { servedActor } from './deployActivities';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
@@ -315,7 +315,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input);
         // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
-        const scorer = remoteActorScorer(config.models, loadModelSecrets(), Context.current().cancellationSignal, await servedActor(ctx, config.models.serving, input.actor));
+        const secrets = loadModelSecrets();
+        const scorer = remoteActorScorer(config.models, secrets, Context.current().cancellationSignal, await servedActor(ctx, config.models.serving, input.actor));
         let logProbs: (ActionLogProb | null)[];
         let currentLogProbs: (ActionLogProb | null)[] | undefined;
         if (scorer && config.models.actor.backend === 'completions') {
@@ -347,13 +348,14 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
         const written = [experience, replayBuffer, failedTasks];
-        if (currentLogProbs) {
+        const prompts = remotePrompts(config.models, secrets, Context.current().cancellationSignal);
+        if (currentLogProbs && prompts) {
           // The records an external trainer reads, beside the experience: the same rows in the same order.
-          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma };
+          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma, prompts };
           written.push(
             await ctx.writeDataset(trainingRecordsKey(experience.key), [
-              ...current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)),
-              ...replayedIndices.map((i) => stepRecordOf(buffer[i]!, 'replay', logProbs[i] ?? null, scope)),
+              ...(await Promise.all(current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)))),
+              ...(await Promise.all(replayedIndices.map((i) => stepRecordOf(buffer[i]!, 'replay', logProbs[i] ?? null, scope)))),
             ]),
           );
         }

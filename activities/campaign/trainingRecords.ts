@@ -3,6 +3,7 @@
  * actor sent in each state, the response it received, WebRL's Monte-Carlo return and the log-probs of
  * the response under the actor the phase trains from (its reference model).
  */
+import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { ActionLogProb } from '../../models/actor';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { monteCarloReturnWebRL, TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
@@ -12,9 +13,11 @@ export interface RecordScope {
   campaignId: string;
   phase: number;
   gamma: number;
+  /** The actor's prompts, as its rollouts wrote them. */
+  prompts: PromptBuilder;
 }
 
-export function stepRecordOf(row: ExperienceRow, source: TrainingStepRecord['source'], scored: ActionLogProb | null, scope: RecordScope): TrainingStepRecord {
+export async function stepRecordOf(row: ExperienceRow, source: TrainingStepRecord['source'], scored: ActionLogProb | null, scope: RecordScope): Promise<TrainingStepRecord> {
   // Rows kept before trajectories were recorded with their steps stand alone: a one-step trajectory.
   const traceId = row.traceId ?? `task-${row.taskId}`;
   const step = row.step ?? 0;
@@ -29,9 +32,9 @@ export function stepRecordOf(row: ExperienceRow, source: TrainingStepRecord['sou
     traceId,
     step,
     source,
-    prompt: statePrompt(row.state),
+    prompt: await statePrompt(scope.prompts, row.state),
     response: row.response,
-    nextPrompt: row.nextState ? statePrompt(row.nextState) : null,
+    nextPrompt: row.nextState ? await statePrompt(scope.prompts, row.nextState) : null,
     reward: row.reward,
     done: row.nextState === null,
     mcReturn: monteCarloReturnWebRL(row.trajectoryReward ?? row.reward, step, steps, scope.gamma),

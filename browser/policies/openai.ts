@@ -1,6 +1,6 @@
 /**
  * A model behind an OpenAI-compatible COMPLETIONS endpoint (vLLM, TGI, ...) prompted like the released
- * WebRL checkpoints (webrl.md §4). Transient failures (connection errors, timeouts, 408/409/429/5xx,
+ * WebRL checkpoints (webrl.md §4) or with its own chat template (promptFormat.ts). Transient failures (connection errors, timeouts, 408/409/429/5xx,
  * replies that are not a completion) are retried a bounded number of times with exponential backoff;
  * then, or on any other HTTP error, the call fails with a `policy_unavailable` infrastructure error. The
  * API key is read from the environment and never appears in messages.
@@ -8,7 +8,9 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, InfrastructureError } from '../errors';
-import { buildPrompt, DEFAULT_MAX_TOKENS, STOP_TOKEN } from './prompt';
+import { DEFAULT_MAX_TOKENS } from './prompt';
+import { createPromptBuilder, type PromptBuilder } from './promptBudget';
+import { webrlLlama3Format } from './promptFormat';
 import type { Policy, PolicyInput, PolicyOutput } from './policy';
 
 export interface OpenAIPolicyOptions {
@@ -23,6 +25,9 @@ export interface OpenAIPolicyOptions {
   topP?: number;
   topK?: number;
   maxTokens?: number;
+  /** How the prompt is written and kept within the model's context (default: webrl-llama3, its character budget only). */
+  prompts?: PromptBuilder;
+  /** Default: the prompt format's end of turn. */
   stop?: string[];
   /** Per request. */
   timeoutMs?: number;
@@ -66,6 +71,7 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
     // Retries are ours, so malformed replies are retried too and the count is one number.
     maxRetries: 0,
   });
+  const prompts = options.prompts ?? createPromptBuilder(webrlLlama3Format);
   const body = {
     model: options.model,
     temperature: options.temperature ?? 0,
@@ -73,7 +79,7 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
     // vLLM's extension of the completions request; -1 turns top-k off.
     top_k: options.topK ?? -1,
     max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
-    stop: options.stop ?? [STOP_TOKEN],
+    stop: options.stop ?? [prompts.format.endOfTurn],
   };
 
   async function complete(prompt: string, signal: AbortSignal | undefined): Promise<string> {
@@ -102,8 +108,8 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
   return {
     name: 'openai',
     async act({ task, observation, history, signal }: PolicyInput): Promise<PolicyOutput> {
-      const prompt = buildPrompt(task.intent, history.map((h) => h.response), observation.html);
-      return { response: await complete(prompt, signal), prompt };
+      const { prompt, observationCut } = await prompts.build(task.intent, history.map((h) => h.response), observation.html);
+      return { response: await complete(prompt, signal), prompt, observationCut };
     },
   };
 }

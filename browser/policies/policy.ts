@@ -28,8 +28,10 @@ export interface PolicyInput {
 export interface PolicyOutput {
   /** The raw model output, as a model would emit it. */
   response: string;
-  /** The completion prompt (webrl.md §4) the output answers. */
+  /** The completion prompt (webrl.md §4, or the model's chat template) the output answers. */
   prompt: string;
+  /** Characters cut from the end of the observation to fit the prompt's budget (absent: the policy does not cut). */
+  observationCut?: number;
 }
 
 export interface Policy {

@@ -8,6 +8,10 @@
  * observation is the intent for round 0 and the literal `** Simplified html **` afterwards. The current
  * observation is cut so that history plus observation stay within 16384 - 512 characters.
  */
+/** The prompt formats a completions actor may use (promptFormat.ts renders them). */
+export const PROMPT_FORMATS = ['webrl-llama3', 'chat-template'] as const;
+export type PromptFormatName = (typeof PROMPT_FORMATS)[number];
+
 export const PROMPT_CHAR_BUDGET = 16384 - 512;
 export const STOP_TOKEN = '<|eot_id|>';
 /** The reference harness's generation length: long `exit(message=...)` answers fit. */
@@ -26,9 +30,17 @@ export function pastObservation(index: number, intent: string): string {
   return index === 0 ? intent : PAST_OBSERVATION;
 }
 
+function historyText(intent: string, pastResponses: readonly string[]): string {
+  return pastResponses.map((response, i) => `${round(i, pastObservation(i, intent))}${response}\n\n`).join('');
+}
+
+/** The characters of the current observation the prompt keeps after this history. */
+export function observationRoom(intent: string, pastResponses: readonly string[]): number {
+  return Math.max(0, PROMPT_CHAR_BUDGET - historyText(intent, pastResponses).length);
+}
+
 export function buildPrompt(intent: string, pastResponses: readonly string[], html: string): string {
-  const history = pastResponses.map((response, i) => `${round(i, pastObservation(i, intent))}${response}\n\n`).join('');
-  const room = Math.max(0, PROMPT_CHAR_BUDGET - history.length);
+  const room = observationRoom(intent, pastResponses);
   const observation = html.length > room ? html.slice(0, room) : html;
-  return `Task Instruction: ${intent}\n\n${history}${round(pastResponses.length, observation)}`;
+  return `Task Instruction: ${intent}\n\n${historyText(intent, pastResponses)}${round(pastResponses.length, observation)}`;
 }

@@ -1,7 +1,8 @@
 /**
  * Action log-probs of an LLM actor behind an OpenAI-compatible COMPLETIONS endpoint, for the replay
- * perplexity filter and the KL term. The text scored is the released checkpoints' prompt (webrl.md §4,
- * `browser/policies/prompt.ts`) followed by the action; the action's tokens are those overlapping the
+ * perplexity filter and the KL term. The text scored is the actor's prompt as rollouts sent it
+ * (browser/policies/promptBudget.ts) followed by the action and the format's end of turn (`<|eot_id|>`,
+ * `<|im_end|>`: the model's stop is part of what it did); the action's tokens are those overlapping the
  * characters after the prompt, and their log-probs come back as prompt log-probs:
  *
  *   mode 'echo'             {prompt, echo: true, logprobs: 1, max_tokens: 0}; reads
@@ -11,9 +12,11 @@
  *                           reads choices[0].prompt_logprobs[i] = {<token id>: {logprob, decoded_token}}
  *                           and choices[0].prompt_token_ids
  *
- * "Number of action tokens" is the count of those tokens; mean token log-prob = sum / count.
+ * "Number of action tokens" is the count of those tokens, the end of turn's included; mean token
+ * log-prob = sum / count.
  */
-import { buildPrompt } from '../../browser/policies/prompt';
+import { createPromptBuilder, type PromptBuilder } from '../../browser/policies/promptBudget';
+import { webrlLlama3Format } from '../../browser/policies/promptFormat';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../actor';
 import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
@@ -24,6 +27,8 @@ export interface CompletionsActorOptions extends EndpointOptions, RetryOptions {
   mode?: 'echo' | 'prompt_logprobs';
   /** Requests in flight (default 4). */
   concurrency?: number;
+  /** The actor's prompts, as its rollouts write them (default: webrl-llama3 with its character budget only). */
+  prompts?: PromptBuilder;
 }
 
 interface ScoredToken {
@@ -109,19 +114,21 @@ function promptLogprobTokens(reply: unknown): ScoredToken[] {
   });
 }
 
-/** The exact prompt text the completions actor sends in `state` (the released checkpoints' format). */
-export function statePrompt(state: ModelState): string {
-  return buildPrompt(state.intent, state.history.map((round) => round.response), state.observation.html);
+/** The exact prompt text the completions actor sends in `state`. */
+export async function statePrompt(prompts: PromptBuilder, state: ModelState): Promise<string> {
+  return (await prompts.build(state.intent, state.history.map((round) => round.response), state.observation.html)).prompt;
 }
 
 export function createCompletionsActorScorer(options: CompletionsActorOptions): ActionScorer {
   const client = createClient(options);
   const mode = options.mode ?? 'echo';
+  const prompts = options.prompts ?? createPromptBuilder(webrlLlama3Format);
   const what = `action log-probs from ${describeEndpoint(options)}`;
 
   async function score(item: ScoredAction): Promise<ActionLogProb> {
     if (item.response.length === 0) throw new Error('an empty action has no tokens to score');
-    const fullText = statePrompt(item.state) + item.response;
+    const action = item.response + prompts.format.endOfTurn;
+    const fullText = (await statePrompt(prompts, item.state)) + action;
     return withRetries(
       what,
       async () => {
@@ -131,11 +138,11 @@ export function createCompletionsActorScorer(options: CompletionsActorOptions): 
             : { model: options.model, prompt: fullText, max_tokens: 1, temperature: 0, prompt_logprobs: 0, return_token_ids: true };
         const reply: unknown = await client.completions.create(body, { signal: options.signal });
         const tokens = mode === 'echo' ? echoTokens(reply) : promptLogprobTokens(reply);
-        const action = actionTokens(tokens, item.response);
-        if (action.length === 0) throw new MalformedReplyError('no tokens cover the action');
-        if (action.some((token) => token.logprob === null)) throw new MalformedReplyError('an action token has no log-prob');
-        const logProb = action.reduce((sum, token) => sum + token.logprob!, 0);
-        return { logProb, tokens: action.length, meanTokenLogProb: logProb / action.length, inCandidates: true };
+        const scored = actionTokens(tokens, action);
+        if (scored.length === 0) throw new MalformedReplyError('no tokens cover the action');
+        if (scored.some((token) => token.logprob === null)) throw new MalformedReplyError('an action token has no log-prob');
+        const logProb = scored.reduce((sum, token) => sum + token.logprob!, 0);
+        return { logProb, tokens: scored.length, meanTokenLogProb: logProb / scored.length, inCandidates: true };
       },
       options,
     );

@@ -4,7 +4,11 @@
  *   POST {baseURL}/values      Content-Type: application/json   [Authorization: Bearer <key>]
  *   { "protocol": "webrl.critic/1",
  *     "states": [ { "intent": "...", "history": ["<raw action output>", ...],
- *                   "observation": { "url": "...", "title": "...", "html": "<simplified html>" } } ] }
+ *                   "observation": { "url": "...", "title": "...", "html": "<simplified html>" },
+ *                   "prompt": "<the actor's prompt for this state>" } ] }
+ *
+ * `prompt` is sent with a completions actor: the text its rollouts sent in that state (its prompt format,
+ * cut to the model's context), which a served critic scores as is rather than rendering it again.
  *   200 -> { "values": [ [v1, v2] | [v], ... ] }     one entry per state, each value in [0, 1]
  *
  * States go in batches of `batchSize`. 408/409/429/5xx, timeouts, connection failures and replies that
@@ -14,6 +18,7 @@
 import { z } from 'zod';
 import type { Secret } from '../../config/secrets';
 import { criticValues, type CriticValues, type StateValueFunction } from '../critic';
+import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { ModelState } from '../state';
 import { HttpStatusError, MalformedReplyError, withRetries, type RetryOptions } from './retry';
 
@@ -27,19 +32,27 @@ export interface HttpCriticOptions extends RetryOptions {
   apiKey?: Secret;
   timeoutMs?: number;
   batchSize?: number;
+  /** The completions actor's prompts: each state goes with its prompt text. */
+  prompts?: PromptBuilder;
 }
 
 const probability = z.number().min(0).max(1);
 const replySchema = z.object({ values: z.array(z.union([z.tuple([probability, probability]), z.tuple([probability])])) });
 
-export function criticRequest(states: readonly ModelState[]) {
+export async function criticRequest(states: readonly ModelState[], prompts?: PromptBuilder) {
   return {
     protocol: CRITIC_PROTOCOL,
-    states: states.map((state) => ({
-      intent: state.intent,
-      history: state.history.map((round) => round.response),
-      observation: { url: state.observation.url, title: state.observation.title, html: state.observation.html },
-    })),
+    states: await Promise.all(
+      states.map(async (state) => {
+        const history = state.history.map((round) => round.response);
+        return {
+          intent: state.intent,
+          history,
+          observation: { url: state.observation.url, title: state.observation.title, html: state.observation.html },
+          ...(prompts ? { prompt: (await prompts.build(state.intent, history, state.observation.html)).prompt } : {}),
+        };
+      }),
+    ),
   };
 }
 
@@ -49,12 +62,13 @@ export function createHttpCritic(options: HttpCriticOptions): StateValueFunction
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
 
   async function post(states: readonly ModelState[]): Promise<CriticValues[]> {
+    const request = JSON.stringify(await criticRequest(states, options.prompts));
     return withRetries(
       `critic values from ${url}`,
       async () => {
         const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
         const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-        const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(criticRequest(states)), signal });
+        const response = await fetch(url, { method: 'POST', headers, body: request, signal });
         const text = await response.text();
         if (!response.ok) throw new HttpStatusError(response.status, `HTTP ${response.status}: ${text.slice(0, 200)}`);
         let json: unknown;
