@@ -6,7 +6,9 @@
  */
 import { z } from 'zod';
 import type { Config } from './campaignConfig';
-import { DEFAULT_MAX_TOKENS, PROMPT_FORMATS } from '../browser/policies/prompt';
+import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
+import { SFT_DATA_FORMATS } from '../models/train/sftData';
+import { PROMPT_FORMATS } from '../models/train/trainerContract';
 import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
 
 const hostPort = z
@@ -285,6 +287,19 @@ export const ModelsSchema = z
            * (no token budget: only webrl-llama3's character budget).
            */
           contextTokens: z.union([z.enum(['server', 'off']), z.number().int().min(256).max(10_000_000)]).default('server'),
+          /** The checkpoint phase 0's actor starts from (a directory or file here, or a key in the campaign's store); unset: the trainer's base model. */
+          init: z.union([z.strictObject({ path: z.string().min(1) }), z.strictObject({ key: z.string().min(1) })]).optional(),
+          /** An SFT data file for phase 0's actor (models/train/sftData.ts), checked before the campaign starts. */
+          sftData: z
+            .strictObject({
+              path: z.string().min(1).optional(),
+              key: z.string().min(1).optional(),
+              format: z.enum(SFT_DATA_FORMATS),
+            })
+            .refine((source) => (source.path === undefined) !== (source.key === undefined), { message: 'expected exactly one of path (a file here) and key (in the campaign\'s store)' })
+            .optional(),
+          /** The oracle's demonstrations in phase 0's actor SFT data (the critic and ORM keep theirs: they need graded outcomes). */
+          oracleDemonstrations: z.boolean().default(true),
         }),
       ])
       .default({ backend: 'embedded' }),
@@ -449,6 +464,9 @@ export const ModelsSchema = z
       // Whether the template renders is checked where files may be read (config/campaignConfig.ts): the workflow bundle imports this file.
       if (actor.promptFormat === 'chat-template' && !actor.tokenizer) {
         ctx.addIssue({ code: 'custom', path: ['actor', 'tokenizer'], message: "promptFormat chat-template renders the model's own template: name the model directory holding its tokenizer files" });
+      }
+      if (!actor.oracleDemonstrations && !actor.sftData && !actor.init) {
+        ctx.addIssue({ code: 'custom', path: ['actor', 'oracleDemonstrations'], message: 'without oracle demonstrations phase 0 needs an SFT data file (sftData) or a checkpoint to start from (init)' });
       }
       if (typeof actor.contextTokens === 'number' && actor.contextTokens <= actor.maxTokens) {
         ctx.addIssue({ code: 'custom', path: ['actor', 'contextTokens'], message: `the context (${actor.contextTokens} tokens) must exceed maxTokens (${actor.maxTokens}): the prompt gets what the answer leaves` });

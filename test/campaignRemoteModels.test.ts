@@ -308,6 +308,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       const log = await stack.store.getJson<{ logTail: string[] }>(`${trained.critic}.trainer-log.json`);
       assert.ok(log.logTail.includes(`loaded ${records.length} examples`), mode);
       assert.ok(log.logTail.includes('WEBRL_TRAIN_DATA_FORMAT=training-records'), mode);
+      assert.ok(log.logTail.includes('WEBRL_TRAIN_PROMPT_FORMAT=webrl-llama3'), 'the trainer is told how the prompts were written');
+      assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_MAX_LENGTH')), 'no configured context: the trainer uses the model\'s');
       assert.ok(log.logTail.some((line) => line.startsWith('first example: ') && line.includes('kind') && line.includes('nextPrompt')), mode);
     }
   });

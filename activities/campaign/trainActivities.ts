@@ -17,12 +17,13 @@ import { outcomeState } from '../../models/orm';
 import { StorageNotFoundError } from '../../storage/errors';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 import type { Config } from '../../config/schema';
-import type { TrainActivities } from './contract';
+import type { Demonstrations, TrainActivities } from './contract';
 import { withHeartbeats, type CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
-import { judgeEach, logProbsEach, remoteActorScorer, remoteOrm, remotePrompts, type BackendFailure } from './backends';
+import { actorPrompts, judgeEach, logProbsEach, remoteActorScorer, remoteOrm, remotePrompts, type BackendFailure } from './backends';
+import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
 import { servedActor } from './deployActivities';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import type { ActionLogProb } from '../../models/actor';
@@ -184,6 +185,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
             recordSchemaVersion: TRAINING_RECORD_SCHEMA_VERSION,
             // The actor is served by vLLM's runtime LoRA loading: the trainer refuses, before training, an adapter it would refuse.
             ...(spec.name === 'actor' && config.models.serving.backend === 'vllm-lora' ? { maxLoraRank: config.models.serving.maxLoraRank } : {}),
+            // How the records' prompts were written (the trainer closes each response with that format's
+            // end of turn), and a configured context as the trainer's max length too.
+            ...promptVariables(config.models.actor),
           }),
           ...objectiveEnvironment(spec.objective, config.campaign.training),
         },
@@ -203,6 +207,18 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     return { objects, data: { key, steps: 0, objects } };
   }
 
+  /**
+   * A completions actor's phase-0 data as training records beside the datasets (activities/campaign/
+   * phaseZeroData.ts), which the external trainer then reads; and the key of its init checkpoint.
+   */
+  async function completionsSftData(scope: PhaseScope & Demonstrations, actor: Extract<Config['models']['actor'], { backend: 'completions' }>): Promise<{ actorPairs: number; key: string | undefined }> {
+    const prompts = actorPrompts(actor, loadModelSecrets(), Context.current().cancellationSignal);
+    const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));
+    if (actorRecords.length) await ctx.writeDataset(trainingRecordsKey(scope.demonstrations.key), actorRecords);
+    await ctx.writeDataset(trainingRecordsKey(scope.criticExamples.key), await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)));
+    return { actorPairs: actorRecords.length, key: await actorInitKey(actor, ctx.store, ctx.key(scope, 'checkpoints', 'actor-init')) };
+  }
+
   async function records(shards: DatasetRef[]): Promise<TrajectoryRecord[]> {
     const rows = (await Promise.all(shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
     return Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
@@ -213,7 +229,11 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
         const config = await ctx.config(input);
         const { training } = config.campaign;
-        const actor = await trainModel({ scope: input, name: 'actor', objective: 'actor-sft', data: input.demonstrations, epochs: training.sftEpochs });
+        const init = config.models.actor.backend === 'completions' ? await completionsSftData(input, config.models.actor) : undefined;
+        // A completions actor with no SFT pairs at all (no oracle, no file) starts the campaign from its init checkpoint as it is.
+        const actor = init?.actorPairs === 0 && init.key
+          ? { key: init.key, steps: 0, objects: [] as ObjectInfo[] }
+          : await trainModel({ scope: input, name: 'actor', objective: 'actor-sft', data: input.demonstrations, epochs: training.sftEpochs, ...(init?.key ? { init: init.key } : {}) });
         const critic = await trainModel({ scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
         const orm = await trainModel({ scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs });
         const objects = [...actor.objects, ...critic.objects, ...orm.objects];
@@ -397,4 +417,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       return { actor: key, steps };
     },
   };
+}
+
+/** The completions actor's prompt settings an external trainer is told (none for the embedded actor). */
+function promptVariables(actor: Config['models']['actor']): { promptFormat?: string; maxLength?: number } {
+  if (actor.backend !== 'completions') return {};
+  return { promptFormat: actor.promptFormat, ...(typeof actor.contextTokens === 'number' ? { maxLength: actor.contextTokens } : {}) };
 }

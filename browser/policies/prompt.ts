@@ -8,10 +8,6 @@
  * observation is the intent for round 0 and the literal `** Simplified html **` afterwards. The current
  * observation is cut so that history plus observation stay within 16384 - 512 characters.
  */
-/** The prompt formats a completions actor may use (promptFormat.ts renders them). */
-export const PROMPT_FORMATS = ['webrl-llama3', 'chat-template'] as const;
-export type PromptFormatName = (typeof PROMPT_FORMATS)[number];
-
 export const PROMPT_CHAR_BUDGET = 16384 - 512;
 export const STOP_TOKEN = '<|eot_id|>';
 /** The reference harness's generation length: long `exit(message=...)` answers fit. */

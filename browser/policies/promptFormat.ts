@@ -15,7 +15,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
-import { buildPrompt, observationRoom, pastObservation, STOP_TOKEN, type PromptFormatName } from './prompt';
+import type { PromptFormat as PromptFormatName } from '../../models/train/trainerContract';
+import { buildPrompt, observationRoom, pastObservation, STOP_TOKEN } from './prompt';
 
 export interface PromptFormat {
   readonly name: PromptFormatName;
@@ -24,6 +25,8 @@ export interface PromptFormat {
   /** The characters of the observation the format keeps by itself (webrl-llama3's character budget). */
   observationRoom(intent: string, pastResponses: readonly string[]): number;
   render(intent: string, pastResponses: readonly string[], observation: string): string;
+  /** chat-template only: any conversation as the model's prompt (generation prompt added), for SFT data given as chats. */
+  renderChat?(messages: { role: 'system' | 'user' | 'assistant'; content: string }[]): string;
 }
 
 export const webrlLlama3Format: PromptFormat = {
@@ -33,7 +36,7 @@ export const webrlLlama3Format: PromptFormat = {
   render: buildPrompt,
 };
 
-type Message = { role: 'user' | 'assistant'; content: string };
+type Message = { role: 'system' | 'user' | 'assistant'; content: string };
 
 /** The conversation of a round: what the chat template renders. */
 export function chatMessages(intent: string, pastResponses: readonly string[], observation: string): Message[] {
@@ -109,22 +112,25 @@ export function chatTemplateFormat(dir: string): PromptFormat {
   );
   const render = (messages: Message[], generation: boolean) => template.render({ ...specials, messages, add_generation_prompt: generation });
 
-  // The end of turn: what the template writes right after an assistant message's content, without the
-  // white space that separates turns.
-  const marker = '\u0000assistant-content\u0000';
-  const conversation = render([{ role: 'user', content: 'u' }, { role: 'assistant', content: marker }], false);
+  // The end of turn, as webrl-torch finds it (encoding.py end_of_turn): what the template writes right
+  // after an assistant message's content up to the first white space (ChatML's `<|im_end|>`, not the
+  // newline between turns), else the EOS.
+  const marker = '\u2063assistant-content\u2063';
+  const conversation = render([{ role: 'user', content: 'x' }, { role: 'assistant', content: marker }], false);
   const at = conversation.indexOf(marker);
-  const endOfTurn = at < 0 ? '' : conversation.slice(at + marker.length).trimEnd();
-  if (endOfTurn === '') throw new Error(`the chat template in ${dir} writes nothing after an assistant message: it has no end of turn to stop on`);
+  const endOfTurn = (at < 0 ? '' : conversation.slice(at + marker.length).trimStart().split(/\s/)[0]) || specials.eos_token || '';
+  if (endOfTurn === '') throw new Error(`the chat template in ${dir} writes nothing after an assistant message and the tokenizer has no eos_token: no end of turn to stop on`);
 
+  const renderChat = (messages: Message[]) => {
+    const text = render(messages, true);
+    return prefix !== undefined && text.startsWith(prefix) ? text.slice(prefix.length) : text;
+  };
   const format: PromptFormat = {
     name: 'chat-template',
     endOfTurn,
     observationRoom: () => Number.POSITIVE_INFINITY,
-    render(intent, pastResponses, observation) {
-      const text = render(chatMessages(intent, pastResponses, observation), true);
-      return prefix !== undefined && text.startsWith(prefix) ? text.slice(prefix.length) : text;
-    },
+    render: (intent, pastResponses, observation) => renderChat(chatMessages(intent, pastResponses, observation)),
+    renderChat,
   };
   formats.set(dir, format);
   return format;
