@@ -5,7 +5,7 @@
  * round, observation) and answers as a model would, so the actions it writes are executed for real.
  */
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,7 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaig
 import { ModelCache } from '../activities/campaign/models';
 import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
 import { statePrompt } from '../models/remote/completionsActor';
+import { ensureSmolLM2 } from '../trainers/torch/environment';
 import { createPromptBuilder } from '../browser/policies/promptBudget';
 import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import { trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
@@ -312,6 +313,48 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_MAX_LENGTH')), 'no configured context: the trainer uses the model\'s');
       assert.ok(log.logTail.some((line) => line.startsWith('first example: ') && line.includes('kind') && line.includes('nextPrompt')), mode);
     }
+  });
+
+  test('phase 0 from WebRL’s SFT file and an init checkpoint: records in the model’s chat template go to the trainer', async () => {
+    const dir = join(stack.dir, 'sft-start');
+    await mkdir(join(dir, 'init'), { recursive: true });
+    await writeFile(join(dir, 'init', 'adapter_config.json'), '{"r": 4}');
+    // WebRL's web_policy_sft.json shape (LLaMA-Factory sharegpt): one entry of two steps, one of one step.
+    const file = join(dir, 'web_policy_sft.json');
+    await writeFile(file, JSON.stringify([
+      { conversations: [{ from: 'human', value: 'Task Instruction: Buy a lamp' }, { from: 'gpt', value: 'do(action="Click", element="3")' }, { from: 'human', value: 'Round 1' }, { from: 'gpt', value: 'exit(message="done")' }] },
+      { conversations: [{ from: 'system', value: 'You browse.' }, { from: 'human', value: 'Task Instruction: Sell eggs' }, { from: 'gpt', value: 'exit(message="sold")' }] },
+    ]));
+    const tokenizer = ensureSmolLM2();
+    const { scope: phase } = await scope({
+      models: {
+        actor: { ...actorConfig('http://127.0.0.1:9'), promptFormat: 'chat-template', tokenizer, sftData: { path: file, format: 'webrl-sharegpt' }, init: { path: join(dir, 'init') } },
+        trainer: { ...TRAINER, command: `${TRAINER.command} --init {init}` },
+      },
+    });
+    const phase0 = { ...phase, phase: 0 };
+    const state: ModelState = { intent: 'Buy a lamp', history: [], observation: { url: 'http://shop/', title: 'Shop', html: '<button id="3"> Search </button>' } } as unknown as ModelState;
+    const data = {
+      demonstrations: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'actor-sft.jsonl'), [{ state, response: 'do(action="Click", element="3")' }]),
+      criticExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'critic.jsonl'), [{ state, mcReturn: 1 }]),
+      ormExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'orm.jsonl'), [{ state, success: true }]),
+    };
+    const sft = await run(createTrainActivities({ ctx, models: new RemoteActorModels(ctx) }).trainSft, { ...phase0, ...data });
+
+    const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map((row) => trainingRecordSchema.parse(row) as TrainingStepRecord);
+    const chat = (turns: string) => `${turns}<|im_start|>assistant\n`;
+    const system = '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n';
+    assert.deepEqual(records.map((r) => [r.source, r.prompt, r.response]), [
+      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp\n\nRound 0\n\n<button id="3"> Search </button><|im_end|>\n`), 'do(action="Click", element="3")'],
+      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n`), 'do(action="Click", element="3")'],
+      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n<|im_start|>assistant\ndo(action="Click", element="3")<|im_end|>\n<|im_start|>user\nRound 1<|im_end|>\n`), 'exit(message="done")'],
+      ['demonstration', chat('<|im_start|>system\nYou browse.<|im_end|>\n<|im_start|>user\nTask Instruction: Sell eggs<|im_end|>\n'), 'exit(message="sold")'],
+    ]);
+    const log = async (key: string) => (await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`)).logTail;
+    const actorLog = await log(sft.models.actor);
+    for (const line of ['loaded 4 examples', 'WEBRL_TRAIN_DATA_FORMAT=training-records', 'WEBRL_TRAIN_PROMPT_FORMAT=chat-template', 'init files: adapter_config.json']) assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
+    // The critic reads its states as records too (the prompt alone, labelled by the return).
+    assert.ok((await log(sft.models.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
   });
 
   test('filterTasksByCritic with an onnx-file critic matches the embedded critic on the real start page', async () => {
