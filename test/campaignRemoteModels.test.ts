@@ -19,7 +19,6 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaig
 import { ModelCache } from '../activities/campaign/models';
 import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
 import { statePrompt } from '../models/remote/completionsActor';
-import { ensureSmolLM2 } from '../trainers/torch/environment';
 import { createPromptBuilder } from '../browser/policies/promptBudget';
 import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import { trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
@@ -315,7 +314,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     }
   });
 
-  test('phase 0 from WebRL’s SFT file and an init checkpoint: records in the model’s chat template go to the trainer', async () => {
+  test('phase 0 from WebRL’s SFT file and an init checkpoint: records in the model’s chat template (ChatML) go to the trainer', async () => {
     const dir = join(stack.dir, 'sft-start');
     await mkdir(join(dir, 'init'), { recursive: true });
     await writeFile(join(dir, 'init', 'adapter_config.json'), '{"r": 4}');
@@ -325,7 +324,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       { conversations: [{ from: 'human', value: 'Task Instruction: Buy a lamp' }, { from: 'gpt', value: 'do(action="Click", element="3")' }, { from: 'human', value: 'Round 1' }, { from: 'gpt', value: 'exit(message="done")' }] },
       { conversations: [{ from: 'system', value: 'You browse.' }, { from: 'human', value: 'Task Instruction: Sell eggs' }, { from: 'gpt', value: 'exit(message="sold")' }] },
     ]));
-    const tokenizer = ensureSmolLM2();
+    const tokenizer = fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url));
     const { scope: phase } = await scope({
       models: {
         actor: { ...actorConfig('http://127.0.0.1:9'), promptFormat: 'chat-template', tokenizer, sftData: { path: file, format: 'webrl-sharegpt' }, init: { path: join(dir, 'init') } },
@@ -343,11 +342,10 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
     const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map((row) => trainingRecordSchema.parse(row) as TrainingStepRecord);
     const chat = (turns: string) => `${turns}<|im_start|>assistant\n`;
-    const system = '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n';
     assert.deepEqual(records.map((r) => [r.source, r.prompt, r.response]), [
-      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp\n\nRound 0\n\n<button id="3"> Search </button><|im_end|>\n`), 'do(action="Click", element="3")'],
-      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n`), 'do(action="Click", element="3")'],
-      ['demonstration', chat(`${system}<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n<|im_start|>assistant\ndo(action="Click", element="3")<|im_end|>\n<|im_start|>user\nRound 1<|im_end|>\n`), 'exit(message="done")'],
+      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp\n\nRound 0\n\n<button id="3"> Search </button><|im_end|>\n`), 'do(action="Click", element="3")'],
+      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n`), 'do(action="Click", element="3")'],
+      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n<|im_start|>assistant\ndo(action="Click", element="3")<|im_end|>\n<|im_start|>user\nRound 1<|im_end|>\n`), 'exit(message="done")'],
       ['demonstration', chat('<|im_start|>system\nYou browse.<|im_end|>\n<|im_start|>user\nTask Instruction: Sell eggs<|im_end|>\n'), 'exit(message="sold")'],
     ]);
     const log = async (key: string) => (await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`)).logTail;

@@ -7,6 +7,9 @@ import { describe, test } from 'node:test';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
 import { backendOf, BACKENDS } from '../env/backends/registry';
+import { fileURLToPath } from 'node:url';
+
+const pick = (value: object, keys: string[]) => Object.fromEntries(keys.map((key) => [key, (value as Record<string, unknown>)[key]]));
 
 function rejection(raw: unknown, env: NodeJS.ProcessEnv = {}): string {
   try {
@@ -36,6 +39,8 @@ describe('configuration', () => {
     assert.equal(remote.s3.endpoint, 'https://s3.eu-west-1.amazonaws.com');
   });
 
+  const completions = { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' };
+  const trainer = { backend: 'external', command: 't {data} {out}' };
   const invalid: Array<[string, unknown, string]> = [
     ['unknown top-level field', { campain: {} }, 'campain: unknown field'],
     ['unknown nested field', { temporal: { adress: 'x:1' } }, 'temporal.adress: unknown field'],
@@ -76,12 +81,27 @@ describe('configuration', () => {
     ['a trainer rank above the server’s', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --lora-rank 64' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters' } } }, "models.trainer.command: --lora-rank 64 is above the server's --max-lora-rank 16 (models.serving.maxLoraRank): vLLM would refuse every adapter"],
     ['a full fine-tune served by runtime LoRA', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --full-finetune' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters', maxLoraRank: 64 } } }, 'models.trainer.command: the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters'],
     ['deploy command with an unknown placeholder', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {out}' } } }, 'models.serving.command: unknown placeholder {out}'],
+    ['chat-template without the tokenizer files', { models: { actor: { ...completions, promptFormat: 'chat-template' }, trainer } }, 'models.actor.tokenizer: promptFormat chat-template renders the model\'s own template'],
+    ['chat-template from a directory without a template', { models: { actor: { ...completions, promptFormat: 'chat-template', tokenizer: '/nonexistent-model' }, trainer } }, 'models.actor.tokenizer: cannot read /nonexistent-model/tokenizer_config.json'],
+    ['an unknown prompt format', { models: { actor: { ...completions, promptFormat: 'alpaca' }, trainer } }, 'models.actor.promptFormat'],
+    ['a context no larger than maxTokens', { models: { actor: { ...completions, contextTokens: 2048 }, trainer } }, 'models.actor.contextTokens: the context (2048 tokens) must exceed maxTokens (2048)'],
+    ['no oracle demonstrations and nothing else to start from', { models: { actor: { ...completions, oracleDemonstrations: false }, trainer } }, 'models.actor.oracleDemonstrations: without oracle demonstrations phase 0 needs an SFT data file'],
+    ['SFT data with both a path and a key', { models: { actor: { ...completions, sftData: { path: 'a.json', key: 'k', format: 'webrl-sharegpt' } }, trainer } }, 'models.actor.sftData: expected exactly one of path'],
+    ['SFT data in an unknown format', { models: { actor: { ...completions, sftData: { path: 'a.json', format: 'alpaca' } }, trainer } }, 'models.actor.sftData.format'],
+    ['an init that is neither a path nor a key', { models: { actor: { ...completions, init: { url: 'http://x' } }, trainer } }, 'models.actor.init'],
   ];
   for (const [what, raw, expected] of invalid) {
     test(`rejects ${what}, naming the field`, () => {
       assert.match(rejection(raw), new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
     });
   }
+
+  test('a completions actor writes the released prompt by default; chat-template reads the model’s tokenizer files', () => {
+    const actor = (extra: object) => parseConfig({ models: { actor: { ...completions, ...extra }, trainer } }).models.actor;
+    assert.deepEqual(pick(actor({}), ['promptFormat', 'contextTokens', 'oracleDemonstrations']), { promptFormat: 'webrl-llama3', contextTokens: 'server', oracleDemonstrations: true });
+    const chat = actor({ promptFormat: 'chat-template', tokenizer: fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url)), contextTokens: 8192, sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' }, init: { key: 'models/sft' } });
+    assert.deepEqual(pick(chat, ['promptFormat', 'contextTokens', 'sftData', 'init']), { promptFormat: 'chat-template', contextTokens: 8192, sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' }, init: { key: 'models/sft' } });
+  });
 
   test('an invalid environment override names the variable', () => {
     const message = rejection({}, { WEBRL_S3_BUCKET: 'Bad Bucket' });
