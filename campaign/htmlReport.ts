@@ -105,9 +105,11 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
     }
     const problem = row.parse_error ? `<p class="bad">unparseable: ${escapeHtml(JSON.stringify(row.parse_error))}</p>` : '';
     const failed = row.execution && !row.execution.ok ? `<p class="bad">the action failed: ${escapeHtml(row.execution.error ?? '')}</p>` : '';
+    // The observation as the page gave it; the prompt held it only up to where it fit the model's context.
+    const cut = row.observation_cut ? `<p class="bad">the prompt left out the observation's last ${row.observation_cut} characters (to fit the model's context)</p>` : '';
     steps.push(
       `<div class="step" id="step-${row.index}"><h2>Step ${row.index}</h2><p>URL: <code>${escapeHtml(row.url)}</code></p>${image}` +
-        `<h3>Observation (as the actor saw it)</h3><pre>${escapeHtml(row.html)}</pre>` +
+        `<h3>Observation (as the actor saw it)</h3>${cut}<pre>${escapeHtml(row.html)}</pre>` +
         (row.model_prompt && row.model_prompt !== row.html ? `<details><summary>full model prompt</summary><pre>${escapeHtml(row.model_prompt)}</pre></details>` : '') +
         `<h3>Action</h3><pre>${escapeHtml(row.response)}</pre>${problem}${failed}</div>`,
     );
