@@ -61,7 +61,7 @@ describe('training records and their export', () => {
     assert.deepEqual(Object.keys(orm!.properties).sort(), ['campaignId', 'id', 'kind', 'phase', 'prompt', 'response', 'schemaVersion', 'taskId', 'traceId']);
   });
 
-  test('webrl export writes a phase as training records and as the file WebRL\'s trainer loads (trajectories, or steps for a _filter name), shuffled by the seed', async () => {
+  test("webrl export writes a phase as training records and as the file WebRL's trainer loads (trajectories, or steps for a _filter name), shuffled by the seed", async () => {
     const campaign = 'export-test';
     const key = `campaigns/${campaign}/phase-1/experience.jsonl`;
     const s0 = state('buy milk', [], '<html>zero</html>');
