@@ -24,7 +24,7 @@ const caseless = <T extends readonly [string, ...string[]]>(values: T) =>
 
 const agentResponseEvaluator = z.looseObject({
   evaluator: z.literal('AgentResponseEvaluator'),
-  results_schema: z.record(z.string(), z.unknown()).optional(),
+  results_schema: z.record(z.string(), z.unknown()),
   expected: z.looseObject({ task_type: caseless(VERIFIED_TASK_TYPES), status: caseless(VERIFIED_STATUSES), retrieved_data: z.unknown().optional() }),
 });
 
@@ -114,4 +114,48 @@ export const verifiedSubsetSchema = z.looseObject({ task_ids: z.array(z.number()
 /** Whether a file's JSON is a subset (an object with `task_ids`) rather than tasks. */
 export function isSubset(data: unknown): boolean {
   return typeof data === 'object' && data !== null && !Array.isArray(data) && 'task_ids' in data;
+}
+
+/** The JSON response that solves a task, as its AgentResponseEvaluator expects it. */
+export function expectedResponse(task: Pick<VerifiedTask, 'eval'>): string {
+  const entry = task.eval.find((e) => e.evaluator === 'AgentResponseEvaluator') as z.output<typeof agentResponseEvaluator>;
+  const { task_type, status, retrieved_data } = entry.expected;
+  return JSON.stringify({ task_type, status, retrieved_data: retrieved_data ?? null, error_details: null });
+}
+
+/**
+ * An embedded task (WebArena's format, as `webrl env export` writes it) in WebArena-Verified's format:
+ * a string_match task retrieves its reference values; a url_match-only task navigates, checked on its
+ * last navigation by a NetworkEventEvaluator; a program_html task mutates (the official evaluator
+ * checks its response; the page state its program_html reads has no Verified evaluator). The oracle
+ * plan ends with the response that solves it.
+ */
+export function toVerifiedTask(task: WebArenaTask): Record<string, unknown> {
+  const types = task.eval.eval_types;
+  const references = task.eval.reference_answers;
+  const retrieve = types.includes('string_match') && references;
+  const navigate = !retrieve && types.join() === 'url_match' && task.eval.reference_url;
+  const values = retrieve ? [...(references.exact_match === undefined ? [] : [references.exact_match]), ...(references.must_include ?? [])] : null;
+  const verifiedEval: Record<string, unknown>[] = [
+    {
+      evaluator: 'AgentResponseEvaluator',
+      results_schema: values ? { type: 'array', items: { type: 'string' } } : { type: 'null' },
+      expected: { task_type: values ? 'retrieve' : navigate ? 'navigate' : 'mutate', status: 'SUCCESS', retrieved_data: values },
+    },
+    ...(navigate ? [{ evaluator: 'NetworkEventEvaluator', expected: { url: task.eval.reference_url, http_method: 'GET' } }] : []),
+  ];
+  const parsed = verifiedTaskSchema.parse({
+    sites: task.sites,
+    task_id: Number(task.task_id),
+    intent_template_id: task.intent_template_id ?? 0,
+    start_urls: task.start_url.split(' |AND| ').map((url) => url.trim()),
+    intent: task.intent,
+    intent_template: task.intent_template ?? task.intent,
+    instantiation_dict: task.instantiation_dict ?? {},
+    eval: verifiedEval,
+    revision: 1,
+  });
+  const answer = expectedResponse(parsed);
+  const oracle = task.oracle?.map((step) => (step.action === 'exit' ? { action: 'exit' as const, message: answer } : step));
+  return { ...parsed, eval: verifiedEval, ...(oracle ? { oracle } : {}) };
 }
