@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Config } from './campaignConfig';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
-import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
+import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/siteUrls';
 
 const hostPort = z
   .string()
