@@ -138,7 +138,9 @@ def test_orm_is_chat_sft_on_yes_or_no_and_the_end_of_turn_under_the_models_chat_
         messages = orm_messages(row["state"]["intent"], [CLICK], row["state"]["observation"]["html"])
         assert record.prompt == objective.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         assert record.prompt.endswith("<|im_start|>assistant\n")
-        prompt = prompt_ids(objective.tokenizer, record.prompt)
+        # Tokenised as the chat endpoint does: the template's text alone (this template writes no BOS).
+        prompt = objective.tokenizer(record.prompt, add_special_tokens=False)["input_ids"]
+        assert prompt[0] != objective.tokenizer.bos_token_id
         target = response_ids(objective, "YES" if row["success"] else "NO")
         log_probs = row_log_probs(objective.module, prompt + target, len(prompt))
         expected.append(-sum(log_probs) / len(log_probs))

@@ -125,7 +125,8 @@ class _Objective:
         """The rows' tokens, each response closed by the end of turn; a prompt cut the first time is logged."""
         closed_responses = [closed(response, self.end_of_turn) if response else "" for response in responses]
         try:
-            batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device)
+            # The judge's text is a chat-rendered conversation (served through a chat endpoint).
+            batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device, chat=self.spec.objective == "orm")
         except InputError as error:
             raise InputError(f"{self.spec.data} {', '.join(ids)}: {error}") from None
         for row, cut in zip(ids, batch.cut_tokens):
