@@ -41,7 +41,7 @@ import { BrowserPool } from '../browser/pool';
 import { deriveSeed } from '../browser/rng';
 import { EMBEDDED_EPOCHS, TrainingSchema } from '../config/schema';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
-import { startEmbeddedSites } from '../env/embedded-sites';
+import { startEmbeddedSites } from '../env/embeddedSites';
 import { Rng } from '../env/random';
 import { generateSplits } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Config } from './campaignConfig';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
-import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
+import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/siteUrls';
 
 const hostPort = z
   .string()
@@ -107,12 +107,16 @@ const seconds = (max: number, fallback: number) => z.number().int().min(1).max(m
 /** A task file in WebArena's format: a local path, or a key in the campaign's store. */
 const TaskSourceSchema = z.union([z.strictObject({ path: z.string().min(1) }), z.strictObject({ key: z.string().min(1) })]);
 
-/** What restores a site's seeded state: a command (run with /bin/sh) or an HTTP request. */
+/**
+ * What restores a site's seeded state: a command (run with /bin/sh), an HTTP request, or the site's
+ * WebArena-Verified `env-ctrl` service (its base URL, port 8877 by default: `POST /restart?wait=1`, then `GET /status`).
+ */
 export const ResetHookSchema = z.union([
   z.strictObject({ command: z.string().min(1), timeoutSeconds: seconds(3600, 600) }),
   z.strictObject({
     http: z.strictObject({ url: siteUrl, method: z.enum(['POST', 'PUT', 'GET']).default('POST'), timeoutSeconds: seconds(3600, 120) }),
   }),
+  z.strictObject({ kind: z.literal('env-ctrl'), url: siteUrl, timeoutSeconds: seconds(3600, 600) }),
 ]);
 
 /** When a site is reset: before each evaluation, every N episodes on it, once at the start of each phase, or never. */
@@ -141,9 +145,10 @@ export const WebArenaSchema = z.strictObject({
   /**
    * Whose scoring rules the task files follow (docs/webarena.md): `webarena-lite` (WebArena-Lite's and
    * the exported embedded tasks') or `webarena` (the original benchmark's; its fuzzy_match and ua_match
-   * ask `models.judge`, which must then be a chat endpoint).
+   * ask `models.judge`, which must then be a chat endpoint), or `webarena-verified` (WebArena-Verified's
+   * task files, scored by its official evaluator from the agent's JSON response and the network trace).
    */
-  harness: z.enum(['webarena-lite', 'webarena']).default('webarena-lite'),
+  harness: z.enum(['webarena-lite', 'webarena', 'webarena-verified']).default('webarena-lite'),
   maxConcurrentEpisodesPerSite: z.number().int().min(1).max(256).default(4),
   /** A signed-in state is checked again (one HTTP request) by the first episode after this many seconds; 0 = every episode. */
   sessionCheckSeconds: z.number().min(0).max(86_400).default(60),
