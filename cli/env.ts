@@ -6,9 +6,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { standaloneAccounts, startEmbeddedSites } from '../env/embedded-sites';
-import { credentialVariables } from '../env/login-forms';
-import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/site-urls';
+import { standaloneAccounts, startEmbeddedSites } from '../env/embeddedSites';
+import { credentialVariables } from '../env/loginForms';
+import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/siteUrls';
 import { parseSitePorts } from './flags';
 import { cachedTasks, type Split } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';

@@ -9,7 +9,7 @@ import { loadModelSecrets } from '../config/secrets';
 import { createJudge, LlmJudge } from '../env/evaluators/judge';
 import { SCORING_HARNESSES, type ScoringHarness } from '../env/evaluators/evaluator';
 import { VERIFIED_TASK_SETS } from '../env/evaluators/verified/dataset';
-import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/site-urls';
+import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/siteUrls';
 import { DEFAULT_MAX_TASK_FILE_BYTES, validateTaskFile } from '../env/tasks/loader';
 
 function table(title: string, counts: Record<string, number>): string {

@@ -19,7 +19,7 @@ import { writeHtmlReport } from '../campaign/htmlReport';
 import { parseConfig } from '../config/load';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/siteUrls';
 import { ArtifactStore } from '../storage/artifactStore';
 import { runWorkers } from '../workers/run';
 import type { CampaignProgress } from '../workflows/campaignTypes';

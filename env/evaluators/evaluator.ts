@@ -9,15 +9,15 @@
  */
 import type { Page } from 'playwright-core';
 import type { ShopAdminAccount } from '../../config/secrets';
-import { resolvePlaceholders, type SiteUrls } from '../site-urls';
+import { resolvePlaceholders, type SiteUrls } from '../siteUrls';
 import { TaskConfigError, type ProgramHtmlTarget, type ReferenceAnswers, type RequiredContents, type WebArenaTask } from '../tasks/schema';
 import { checkHelperCall, parseHelperCall, runHelperCall, type HelperCall, type HelperContext } from './helpers';
 import type { FuzzyJudge } from './judge';
-import { pythonStr, unescapeHtml } from './page-values';
-import { exactMatch, HARNESSES, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './text-match';
+import { pythonStr, unescapeHtml } from './pageValues';
+import { exactMatch, HARNESSES, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './textMatch';
 import type { EvaluationDetails } from '../../browser/contract';
 import { scoreVerified, verifiedTaskProblems, type EpisodeEvidence } from './verified/harness';
-import { urlMatches } from './url-match';
+import { urlMatches } from './urlMatch';
 
 export interface TaskEvaluator {
   /**

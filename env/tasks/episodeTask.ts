@@ -1,6 +1,6 @@
 /** A stored task as the episode loop sees it: its start URL resolved, its oracle plan kept. */
 import type { EpisodeTask, OracleStep } from '../../browser/contract';
-import { resolvePlaceholders, type SiteUrls } from '../site-urls';
+import { resolvePlaceholders, type SiteUrls } from '../siteUrls';
 import type { WebArenaTask } from './schema';
 import { verifiedIntent } from './verified';
 

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { TASK_SITE_NAMES } from '../site-urls';
+import { TASK_SITE_NAMES } from '../siteUrls';
 
 const stringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 const scalarString = z.union([z.string(), z.number()]).transform(String);

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { TASK_SITE_NAMES } from '../site-urls';
+import { TASK_SITE_NAMES } from '../siteUrls';
 import type { WebArenaTask } from './schema';
 
 /** The values an agent's response may take (the package's MainObjectiveType and Status, upper case). */

@@ -10,10 +10,10 @@ import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../bro
 import type { WebArenaConfig } from '../../config/schema';
 import { startUrlOf } from '../tasks/episodeTask';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
-import { EvaluatedTasks } from '../evaluators/task-set';
+import { EvaluatedTasks } from '../evaluators/taskSet';
 import type { ScoringHarness } from '../evaluators/evaluator';
 import { NetworkRecorder, storedHar } from '../evaluators/verified/network';
-import type { SiteUrls } from '../site-urls';
+import type { SiteUrls } from '../siteUrls';
 import type { WebArenaTask } from '../tasks/schema';
 import { showsLoginForm, SiteSessions } from './sessions';
 import { runResetHook, siteUrlsOf, unavailableSites, webArenaSites, type SiteUnavailable, type WebArenaSite } from './sites';

@@ -5,8 +5,8 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WebArenaConfig, WebArenaSiteSettings } from '../../config/schema';
-import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../login-forms';
-import { SITE_NAMES, type SiteName, type SiteUrls } from '../site-urls';
+import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../loginForms';
+import { SITE_NAMES, type SiteName, type SiteUrls } from '../siteUrls';
 
 export interface WebArenaSite {
   name: SiteName;

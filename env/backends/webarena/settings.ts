@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { environmentFields, WebArenaSchema } from '../../../config/schema';
 import { HARNESS_RULES } from '../../evaluators/evaluator';
-import { SITE_NAMES } from '../../site-urls';
+import { SITE_NAMES } from '../../siteUrls';
 import type { ConfigIssue, ConfigIssueInput } from '../contract';
 
 const MISSING_SECTION = 'backend webarena needs the webarena section (sites, tasks)';

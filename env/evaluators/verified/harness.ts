@@ -7,7 +7,7 @@
  * JSON object goes to the evaluator as the text it is (it fails there), and the reason is recorded.
  */
 import type { EvaluationDetails } from '../../../browser/contract';
-import type { SiteUrls } from '../../site-urls';
+import type { SiteUrls } from '../../siteUrls';
 import { TaskConfigError, type WebArenaTask } from '../../tasks/schema';
 import { sharedVerifiedEvaluator, type HarEntry } from './client';
 
