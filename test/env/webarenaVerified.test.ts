@@ -86,6 +86,15 @@ describe('WebArena-Verified', () => {
     });
   }
 
+  it('starts the evaluator again when its process has exited', async () => {
+    const first = await sharedVerifiedEvaluator();
+    first.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = await sharedVerifiedEvaluator();
+    assert.notEqual(second, first);
+    assert.equal((await second.assets()).version, '1.2.3');
+  });
+
   it('fails a wrong variant of each demo, and a message that is not JSON with its reason', async () => {
     const task = (id: number) => tasks.find((t) => t.task_id === id)!;
     // 107 answered as it should be, one count off.

@@ -98,8 +98,19 @@ export class VerifiedEvaluator {
     return answer;
   }
 
+  /** Whether the process still runs (a dead one is replaced by `sharedVerifiedEvaluator`). */
+  get alive(): boolean {
+    return this.exited === undefined;
+  }
+
   private answer(line: string): void {
-    const parsed = answerSchema.safeParse(JSON.parse(line));
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      return; // not an answer (the package printed something): the requests wait for theirs
+    }
+    const parsed = answerSchema.safeParse(json);
     if (!parsed.success || parsed.data.id === null) return;
     const waiter = this.pending.get(parsed.data.id);
     if (!waiter) return;
@@ -127,11 +138,14 @@ export class VerifiedEvaluator {
 
 let shared: Promise<VerifiedEvaluator> | undefined;
 
-/** This process's evaluator, started on first use. */
-export function sharedVerifiedEvaluator(): Promise<VerifiedEvaluator> {
+/** This process's evaluator, started on first use and again when the last one exited (or was closed). */
+export async function sharedVerifiedEvaluator(): Promise<VerifiedEvaluator> {
   shared ??= VerifiedEvaluator.start().catch((error: unknown) => {
     shared = undefined;
     throw error;
   });
-  return shared;
+  const evaluator = await shared;
+  if (evaluator.alive) return evaluator;
+  shared = undefined;
+  return sharedVerifiedEvaluator();
 }
