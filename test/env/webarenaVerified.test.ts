@@ -78,7 +78,7 @@ describe('WebArena-Verified', () => {
       assert.equal(score, expected.score);
       assert.equal(details.status, expected.status);
       assert.equal(details.evaluators, expected.evaluators_results.map((r) => `${r.evaluator_name}: ${r.status}`).join('; '));
-      const result = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
+      const { result } = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
       assert.deepEqual(
         result.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
         expected.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
