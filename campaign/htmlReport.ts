@@ -112,6 +112,14 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
         `<h3>Action</h3><pre>${escapeHtml(row.response)}</pre>${problem}${failed}</div>`,
     );
   }
+  // Files the evaluator handed back (WebArena-Verified: the episode's network trace), copied beside the page.
+  const files: string[] = [];
+  for (const [name, key] of Object.entries(record.files ?? {})) {
+    if (!(await store.exists(key))) continue;
+    const file = `files/phase-${phase}-${safe(entry.purpose)}-${safe(record.taskId)}-${safe(name)}`;
+    await writeFile(join(dir, file), await store.getBytes(key));
+    files.push(`<a href="../${file}">${escapeHtml(name)}</a>`);
+  }
   const [orm, reward, score] = judgement(entry);
   const summary = table(
     ['task', 'site', 'pass', 'steps', 'ended by', 'answer', 'ORM verdict', 'reward', 'evaluator score'],
@@ -119,6 +127,8 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
   );
   const body =
     `<p><a href="../phase-${phase}.html">phase ${phase}</a></p><p><b>Intent:</b> ${escapeHtml(record.intent)}</p>${summary}` +
+    (record.evaluation ? `<p><b>Evaluation:</b> ${escapeHtml(Object.entries(record.evaluation).map(([k, v]) => `${k}: ${String(v)}`).join('; '))}</p>` : '') +
+    (files.length ? `<p><b>Files:</b> ${files.join(', ')}</p>` : '') +
     (steps.length ? steps.join('\n') : '<p>No trace was stored for this trajectory.</p>');
   await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, body, '../index.html'));
   return screenshots;
@@ -205,6 +215,7 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   if (!manifests.length) return undefined;
   await mkdir(join(dir, 'trajectories'), { recursive: true });
   await mkdir(join(dir, 'screenshots'), { recursive: true });
+  await mkdir(join(dir, 'files'), { recursive: true });
   const summaries: PhaseSummary[] = manifests.map((m) => m.data.summary);
   let trajectories = 0;
   let screenshots = 0;
