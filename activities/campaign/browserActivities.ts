@@ -142,6 +142,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input);
         const candidates = await ctx.readDataset<EnvironmentTask>(input.candidates);
+        if (config.models.critic.backend === 'none') {
+          const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), candidates.slice(0, input.limit ?? candidates.length));
+          return { objects: await ctx.datasetObjects(tasks), data: { tasks, meanValue: 0 } };
+        }
         const secrets = loadModelSecrets();
         const signal = Context.current().cancellationSignal;
         const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));
