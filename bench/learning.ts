@@ -1,26 +1,27 @@
 /**
- * Does a real language model get better at the web with this project? SmolLM2-135M-Instruct served by
- * real vLLM (its CPU build, infra/vllm) and trained by webrl-torch (LoRA) on MiniWoB++ task types with
- * oracle plans, on the real stack (Temporal, MinIO, Chromium, the three workers in this process):
+ * Does a real language model get better at the web with this project? The campaign of
+ * examples/smollm2-miniwob.yaml, measured: SmolLM2-135M-Instruct served by real vLLM (its CPU build,
+ * infra/vllm) and trained by webrl-torch (LoRA) on six MiniWoB++ task types with oracle plans, on the
+ * real stack (Temporal, MinIO, Chromium, the three workers in this process):
  *
  *   zero-shot   the base model on the held-out test seeds (greedy), once: it has no campaign seed
  *   SFT         phase 0: SFT on the oracle plans' demonstrations, evaluated on the same test seeds
  *   RL          phases 1..N: curriculum tasks evolved from the failed types, WebRL's actor objective,
  *               each phase evaluated on the same test seeds
  *
- * for two campaign seeds. Every score is the MiniWoB++ page's own reward (`reward: evaluator`). The
- * critic filter is off (band [0, 1], a constant HTTP critic answers it): on CPU there is no time to
- * serve each phase's trained critic; the trained critic still gives actor-webrl its advantages. The ORM
- * rewards nothing here (every task has its page reward).
+ * for two campaign seeds. Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
+ * (the base model on the same server) only judges; no critic filter (`critic: none`), while the
+ * trainer's critic gives actor-webrl its advantages. Only the example's ports, names and the trainer's
+ * paths are this machine's.
  *
  *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
  *   BENCH learning.phase<k>                                    each RL phase, the same way
  *   BENCH learning.<type>.zero_shot | .sft | .final            per task type
  *   BENCH learning.seconds                                     the whole run
  *
- * Sizes (docs/benchmarks.md): `cpu` (default, about 2 hours or less on 2 loaded cores) and `gpu`
- * (trainer on CUDA, more types, seeds and phases). Run: npm run bench:learning [-- --size gpu],
- * or WEBRL_BENCH_LEARNING_SIZE=gpu.
+ * Sizes (docs/benchmarks.md): `cpu` (default: the example as it is, about 2 hours or less on 2 loaded
+ * cores) and `gpu` (more types, seeds, tasks and phases; the trainer on CUDA). Run:
+ * npm run bench:learning [-- --size gpu], or WEBRL_BENCH_LEARNING_SIZE=gpu.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,6 +35,7 @@ import { campaignEnvironment } from '../activities/campaign/environments';
 import { episodeOptions } from '../activities/campaign/episodes';
 import { campaignHandle } from '../campaign/control';
 import { progressQuery } from '../workflows/campaign';
+import { loadConfig, parseConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import type { EnvironmentTask } from '../env/backends/contract';
 import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
@@ -47,43 +49,26 @@ import { startTestStack, type TestStack } from '../test/harness/stack';
 import { startRecordedVllm, type RecordedVllm } from '../test/harness/vllm';
 import { ensureSmolLM2, ensureTrainerEnvironment } from '../trainers/torch/environment';
 
-/** What one size runs; `cpu` fits about 2 hours on 2 loaded cores, `gpu` is the same run larger. */
-interface Size {
-  taskTypes: string[];
-  trainSeeds: number;
-  testSeeds: number;
-  rlPhases: number;
-  tasksPerPhase: number;
-  demonstrations: number;
-  sftEpochs: number;
-  loraRank: number;
-  device: string;
-  episodesInFlight: number;
-}
-const EASY_TYPES = ['click-button', 'click-link', 'click-dialog', 'click-tab', 'focus-text', 'enter-text'];
-const SIZES: Record<'cpu' | 'gpu', Size> = {
-  cpu: { taskTypes: EASY_TYPES, trainSeeds: 30, testSeeds: 5, rlPhases: 2, tasksPerPhase: 24, demonstrations: 60, sftEpochs: 3, loraRank: 8, device: 'cpu', episodesInFlight: 2 },
-  gpu: {
-    taskTypes: [...EASY_TYPES, 'click-test-2', 'click-option', 'click-checkboxes', 'enter-password', 'login-user', 'click-collapsible'],
-    trainSeeds: 200,
-    testSeeds: 10,
-    rlPhases: 4,
-    tasksPerPhase: 96,
-    demonstrations: 240,
-    sftEpochs: 3,
-    loraRank: 16,
-    device: 'auto',
-    episodesInFlight: 8,
-  },
+/**
+ * The campaign measured is examples/smollm2-miniwob.yaml (the `cpu` size, as a user runs it), on this
+ * process's stack and vLLM, for each campaign seed; `gpu` scales it up and trains on CUDA.
+ */
+const EXAMPLE = new URL('../examples/smollm2-miniwob.yaml', import.meta.url).pathname;
+const GPU = {
+  taskTypes: ['click-button', 'click-link', 'click-dialog', 'click-tab', 'focus-text', 'enter-text', 'click-test-2', 'click-option', 'click-checkboxes', 'enter-password', 'login-user', 'click-collapsible'],
+  seeds: { train: { from: 0, to: 200 }, test: { from: 10_000, to: 10_010 } },
+  phases: 4,
+  tasksPerPhase: 96,
+  demonstrationTasks: 240,
+  browserContexts: 8,
+  loraRank: 16,
 };
 const CAMPAIGN_SEEDS = [1, 2];
-const TEST_FROM = 10_000;
-/** Enough for one action (`do(action="Type", argument="...", element="12")`) and a short thought. */
-const MAX_TOKENS = 64;
 
 const { values: flags } = parseArgs({ options: { size: { type: 'string', default: process.env.WEBRL_BENCH_LEARNING_SIZE ?? 'cpu' } } });
 if (flags.size !== 'cpu' && flags.size !== 'gpu') throw new Error(`--size must be cpu or gpu, not ${flags.size}`);
-const size = SIZES[flags.size];
+const example = await loadConfig(EXAMPLE, {});
+const size = flags.size;
 const started = performance.now();
 const progress = (line: string) => console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
 
@@ -122,7 +107,7 @@ async function zeroShot(config: Config, store: ArtifactStore, name: string): Pro
   try {
     const { environment, siteUrls } = await campaignEnvironment(runtime, config, tasks);
     let done = 0;
-    const results = await mapSettled(tasks, size.episodesInFlight, async (task) => {
+    const results = await mapSettled(tasks, config.concurrency.browserContexts, async (task) => {
       const { outcome } = await runtime.pool.runEpisode({ task: toEpisodeTask(task, siteUrls), policy: remoteActorPolicy(config.models, 0)!, environment, options: episodeOptions(config) });
       if (++done % 10 === 0 || done === tasks.length) progress(`zero-shot: ${done}/${tasks.length} episodes`);
       return { taskId: String(task.task_id), score: outcome.score };
@@ -139,41 +124,50 @@ interface SeedRun {
   zeroShot?: { taskId: string; score: number }[];
 }
 
+/** The example's trainer command with this machine's paths for the trainer's environment and the model. */
+function trainerCommand(python: string, model: string): string {
+  if (example.models.trainer.backend !== 'external') throw new Error(`${EXAMPLE}: models.trainer is not external`);
+  const paths: [string, string][] = [
+    ['.webrl/python/venv/bin/webrl-torch', join(dirname(python), 'webrl-torch')],
+    ['.webrl/models/SmolLM2-135M-Instruct', model],
+  ];
+  let command = example.models.trainer.command;
+  for (const [from, to] of paths) {
+    if (!command.includes(from)) throw new Error(`${EXAMPLE}: the trainer command names no ${from}`);
+    command = command.replace(from, to);
+  }
+  return size === 'gpu' ? command.replace(/--lora-rank \d+ --lora-alpha \d+/, `--lora-rank ${GPU.loraRank} --lora-alpha ${2 * GPU.loraRank}`) : command;
+}
+
+/** The example's campaign section under another name and seed (and at the gpu size, larger). */
+function campaignOf(name: string, seed: number): Config['campaign'] {
+  const campaign = { ...example.campaign, name, seed };
+  if (size === 'cpu') return campaign;
+  if (campaign.environment.backend !== 'miniwob') throw new Error(`${EXAMPLE}: not a miniwob campaign`);
+  return {
+    ...campaign,
+    phases: GPU.phases,
+    phase: { ...campaign.phase, tasksPerPhase: GPU.tasksPerPhase, rolloutShardsInFlight: GPU.browserContexts },
+    environment: { ...campaign.environment, demonstrationTasks: GPU.demonstrationTasks, miniwob: { ...campaign.environment.miniwob, taskTypes: GPU.taskTypes, seeds: GPU.seeds } },
+  };
+}
+
 async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, model: string, seed: number, withZeroShot: boolean): Promise<SeedRun> {
   const name = `learning-s${seed}`;
   const client = await stack.client();
-  const base = await tinyCampaignConfig(stack, name, { phases: size.rlPhases, seed });
-  const like = { ...base, campaign: { ...base.campaign, reward: 'evaluator' as const } };
-  const trainer =
-    `${join(dirname(python), 'webrl-torch')} train --base-model ${model} --data {data} --init {init} --reference {reference} --critic {critic} --out {out}` +
-    ` --lora-rank ${size.loraRank} --lora-alpha ${2 * size.loraRank} --max-length 2048 --no-gradient-checkpointing --device ${size.device}`;
-  progress(`${name}: campaign of ${size.rlPhases} RL phases after SFT on ${size.taskTypes.length} task types`);
+  const campaign = campaignOf(name, seed);
+  const local = await tinyCampaignConfig(stack, name, { phases: campaign.phases, seed });
+  const like = parseConfig({ ...local, campaign, concurrency: { ...local.concurrency, browserContexts: size === 'gpu' ? GPU.browserContexts : example.concurrency.browserContexts } });
+  const actor = example.models.actor.backend === 'completions' ? example.models.actor : undefined;
+  progress(`${name}: ${campaign.phases} RL phases after SFT`);
   const run = await runLlmCampaign(stack, client, name, 'vllm-lora', {
     like,
-    phases: size.rlPhases,
+    phases: campaign.phases,
     // The server outlives each campaign (it serves both seeds and the zero-shot run).
-    actor: { server: { ...vllm, close: async () => {} }, maxTokens: MAX_TOKENS, timeoutMs: 300_000 },
-    trainer: { command: trainer, timeoutSeconds: 3 * 3600 },
-    campaign: {
-      phase: { tasksPerPhase: size.tasksPerPhase, rolloutShardSize: 8, rolloutShardsInFlight: size.episodesInFlight, candidateFactor: 2, criticBand: [0, 1], curriculum: true, temperature: 1 },
-      environment: {
-        backend: 'miniwob',
-        miniwob: { taskTypes: size.taskTypes, seeds: { train: { from: 0, to: size.trainSeeds }, test: { from: TEST_FROM, to: TEST_FROM + size.testSeeds } }, timeLimit: 120 },
-        testTasks: 0,
-        demonstrationTasks: size.demonstrations,
-        maxSteps: 6,
-        episodeDeadlineSeconds: 600,
-        screenshotRate: 0,
-      },
-      training: {
-        sftEpochs: size.sftEpochs,
-        ormEpochs: 1,
-        criticEpochs: 1,
-        actorEpochs: 1,
-        batchSize: 8,
-        learningRates: { 'actor-sft': 2e-4, 'actor-webrl': 2e-5, critic: 1e-4, orm: 1e-4 },
-      },
-    },
+    actor: { server: { ...vllm, close: async () => {} }, ...(actor ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs } : {}) },
+    trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
+    // The example's ORM (the served base model, on the same server) and critic.
+    models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },
     whileRunning: () => followProgress(client, name),
   });
   try {
@@ -200,9 +194,11 @@ const figures: [string, number, string][] = [];
 try {
   const python = ensureTrainerEnvironment();
   const model = ensureSmolLM2();
-  progress(`size ${flags.size}: ${size.taskTypes.join(', ')}; ${size.testSeeds} test seeds per type; campaign seeds ${CAMPAIGN_SEEDS.join(', ')}`);
+  const { environment } = campaignOf('x', 0);
+  const types = environment.backend === 'miniwob' ? environment.miniwob.taskTypes : [];
+  progress(`size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; campaign seeds ${CAMPAIGN_SEEDS.join(', ')}`);
   progress('starting vLLM with SmolLM2-135M-Instruct');
-  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size.loraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log') });
+  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log') });
   const stack = await startTestStack();
   const runs: SeedRun[] = [];
   try {
@@ -219,7 +215,7 @@ try {
   figures.push(['learning.sft', overSeeds(0), 'success']);
   for (let k = 1; k < phaseCount; k++) figures.push([`learning.phase${k}`, overSeeds(k), 'success']);
   figures.push(['learning.final', overSeeds(phaseCount - 1), 'success']);
-  for (const type of size.taskTypes) {
+  for (const type of types) {
     figures.push([`learning.${type}.zero_shot`, zero.byType.get(type) ?? 0, 'success']);
     figures.push([`learning.${type}.sft`, overSeeds(0, type), 'success']);
     figures.push([`learning.${type}.final`, overSeeds(phaseCount - 1, type), 'success']);
