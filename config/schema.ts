@@ -201,14 +201,21 @@ export const environmentFields = {
     .default({}),
 };
 
-/** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
+/** Passes over the data per job when unset, with the embedded trainer (its small ONNX models). */
+export const EMBEDDED_EPOCHS = { sftEpochs: 8, ormEpochs: 8, criticEpochs: 2, actorEpochs: 2 } as const;
+/** With an external trainer: WebRL's (SFT 1 and ORM 4 in its LLaMA-Factory configs; critic and actor 1 per phase in webrl.yaml). */
+export const WEBRL_EPOCHS = { sftEpochs: 1, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1 } as const;
+
+const epochs = z.number().int().min(1).max(1000).optional();
+
+/** Passes over the data per training job (unset: EMBEDDED_EPOCHS or WEBRL_EPOCHS, by trainer backend). */
 export const TrainingSchema = z.strictObject({
-  sftEpochs: z.number().int().min(1).max(1000).default(8),
-  ormEpochs: z.number().int().min(1).max(1000).default(8),
-  criticEpochs: z.number().int().min(1).max(1000).default(2),
-  actorEpochs: z.number().int().min(1).max(1000).default(2),
+  sftEpochs: epochs,
+  ormEpochs: epochs,
+  criticEpochs: epochs,
+  actorEpochs: epochs,
   batchSize: z.number().int().min(1).max(4096).default(16),
-  /** Adam learning rates of the embedded trainer, per objective; unset = the trainer's defaults. */
+  /** Adam learning rates per objective; unset = the trainer's defaults (webrl-torch's: docs/torch-trainer.md). */
   learningRates: z
     .strictObject({
       'actor-sft': z.number().positive().max(1).optional(),

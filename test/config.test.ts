@@ -127,6 +127,17 @@ describe('configuration', () => {
     assert.equal(models.feasibility.backend === 'chat' && models.feasibility.batchSize, 10);
   });
 
+  test("unset epochs follow the trainer: the embedded trainer's for its ONNX models, WebRL's (SFT 1, ORM 4, critic 1, actor 1) for an external one", () => {
+    const epochs = (config: ReturnType<typeof parseConfig>) => {
+      const { sftEpochs, ormEpochs, criticEpochs, actorEpochs } = config.campaign.training;
+      return [sftEpochs, ormEpochs, criticEpochs, actorEpochs];
+    };
+    assert.deepEqual(epochs(parseConfig({})), [8, 8, 2, 2]);
+    const external = { models: { trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out}' } } };
+    assert.deepEqual(epochs(parseConfig(external)), [1, 4, 1, 1]);
+    assert.deepEqual(epochs(parseConfig({ ...external, campaign: { training: { ormEpochs: 2, actorEpochs: 3 } } })), [1, 2, 1, 3]);
+  });
+
   test('the observation profile follows the actor unless set: webrl (500 ms wait) for a completions actor, else default (none)', () => {
     assert.deepEqual(parseConfig({}).campaign.environment.observation, { profile: 'default', minWaitMs: 0 });
     const actor = { backend: 'completions', baseUrl: 'http://gpu:8000/v1', model: 'webrl-llama' };
