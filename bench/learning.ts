@@ -1,7 +1,7 @@
 /**
  * Does a real language model get better at the web with this project? The campaign of
  * examples/smollm2-miniwob.yaml, measured: SmolLM2-135M-Instruct served by real vLLM (its CPU build,
- * infra/vllm) and trained by webrl-torch (LoRA) on six MiniWoB++ task types with oracle plans, on the
+ * infra/vllm) and trained by webrl-torch (LoRA) on four MiniWoB++ task types with oracle plans, on the
  * real stack (Temporal, MinIO, Chromium, the three workers in this process):
  *
  *   zero-shot   the base model on the held-out test seeds (greedy), once: it has no campaign seed
