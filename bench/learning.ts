@@ -29,7 +29,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { remoteActorPolicy } from '../activities/campaign/backends';
+import { completionsActorPolicy } from '../activities/campaign/backends';
 import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { campaignEnvironment } from '../activities/campaign/environments';
 import { episodeOptions } from '../activities/campaign/episodes';
@@ -103,12 +103,14 @@ async function followProgress(client: Client, name: string): Promise<void> {
 async function zeroShot(config: Config, store: ArtifactStore, name: string): Promise<{ taskId: string; score: number }[]> {
   const tasks: EnvironmentTask[] = [];
   for await (const row of store.readJsonl<EnvironmentTask>(phaseKey(name, 0, 'tasks', 'test.jsonl'))) tasks.push(row);
+  const actor = config.models.actor;
+  if (actor.backend !== 'completions') throw new Error('the zero-shot run needs a completions actor');
   const runtime = await BrowserRuntime.start(config);
   try {
     const { environment, siteUrls } = await campaignEnvironment(runtime, config, tasks);
     let done = 0;
     const results = await mapSettled(tasks, config.concurrency.browserContexts, async (task) => {
-      const { outcome } = await runtime.pool.runEpisode({ task: toEpisodeTask(task, siteUrls), policy: remoteActorPolicy(config.models, 0)!, environment, options: episodeOptions(config) });
+      const { outcome } = await runtime.pool.runEpisode({ task: toEpisodeTask(task, siteUrls), policy: completionsActorPolicy(actor, 0), environment, options: episodeOptions(config) });
       if (++done % 10 === 0 || done === tasks.length) progress(`zero-shot: ${done}/${tasks.length} episodes`);
       return { taskId: String(task.task_id), score: outcome.score };
     });

@@ -3,6 +3,7 @@
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
     webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
     webrl-torch materialize --gguf FILE --out DIR [--dtype bfloat16|float32]   (GGUF -> HF checkpoint, cached)
+    webrl-torch export-webrl --items FILE.json --out FILE.pt --seed N   (the file WebRL's trainer torch.loads)
     accelerate launch --multi_gpu --num_processes N -m webrl_torch.cli train ...   (data-parallel)
 
 The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
@@ -187,6 +188,10 @@ def parser() -> argparse.ArgumentParser:
     gguf.add_argument("--gguf", required=True, help="the .gguf file")
     gguf.add_argument("--out", required=True, help="the checkpoint directory (reused when it already holds this GGUF in this dtype)")
     gguf.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="the saved weights' dtype")
+    webrl_file = commands.add_parser("export-webrl", help="steps (JSON) -> the file THUDM/WebRL's trainer reads with torch.load, shuffled by --seed")
+    webrl_file.add_argument("--items", required=True, help="a JSON list of trajectories (lists of steps), or of steps when --out's name holds _filter")
+    webrl_file.add_argument("--out", required=True, help="the .pt file (WebRL's loader reads a flat step list only from a name holding _filter)")
+    webrl_file.add_argument("--seed", type=int, required=True, help="the shuffle's seed (WebRL's loader keeps the list's last 5%% for validation)")
     return root
 
 
@@ -206,6 +211,11 @@ def main(argv: list[str] | None = None) -> int:
             serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
         elif args.command == "materialize":
             materialize(args.gguf, args.out, args.dtype, log=lambda line: print(line, flush=True))
+        elif args.command == "export-webrl":
+            from .webrl_file import write_webrl_file
+
+            steps = write_webrl_file(args.items, args.out, args.seed)
+            print(f"export-webrl: {steps} steps written to {args.out} (shuffled with seed {args.seed})", flush=True)
         return 0
     except (InputError, TrainingStopped) as error:
         if os.environ.get("RANK", "0") == "0":  # under accelerate launch every process stops; one says why
