@@ -195,20 +195,18 @@ async function writePhasePage(store: ArtifactStore, dir: string, manifest: Phase
 }
 
 /**
- * Test-split success per task type and phase (the learning curve of each MiniWoB++ type), or '' when
- * the evaluated tasks have no type (the other backends' tasks).
+ * Test-split success per task type and phase (the learning curve of each MiniWoB++ type) from each
+ * phase's evaluated tasks, as a table and a chart; '' when no task has a type (other backends' tasks).
  */
-async function perTaskTypeCurve(store: ArtifactStore, campaignId: string, summaries: PhaseSummary[], manifests: PhaseManifestData[]): Promise<string> {
-  const byPhase: Record<string, number>[] = [];
-  for (const manifest of manifests) {
-    const evaluation = await store.tryGetJson<EvaluationResult>(manifest.artifacts.evaluation);
+export function taskTypeCurveHtml(campaignId: string, summaries: PhaseSummary[], evaluated: EvaluationResult['tasks'][]): string {
+  const byPhase = evaluated.map((tasks) => {
     const scores = new Map<string, number[]>();
-    for (const task of evaluation?.tasks ?? []) {
+    for (const task of tasks) {
       const type = parseMiniwobTaskId(task.taskId)?.type;
       if (type) scores.set(type, [...(scores.get(type) ?? []), task.score]);
     }
-    byPhase.push(Object.fromEntries([...scores].map(([type, xs]) => [type, xs.reduce((a, b) => a + b, 0) / xs.length])));
-  }
+    return Object.fromEntries([...scores].map(([type, xs]) => [type, xs.reduce((a, b) => a + b, 0) / xs.length]));
+  });
   const types = [...new Set(byPhase.flatMap((m) => Object.keys(m)))].sort();
   if (!types.length) return '';
   const rows = summaries.map((s, i) => [
@@ -260,7 +258,7 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   const body =
     table(['phase', 'test success', ...sites, 'tasks generated', 'tasks kept', 'trajectories', 'rollout succ.', 'replayed', 'ORM = evaluator'], rows) +
     renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries) +
-    (await perTaskTypeCurve(store, campaignId, summaries, manifests.map((m) => m.data)));
+    taskTypeCurveHtml(campaignId, summaries, await Promise.all(manifests.map(async (m) => (await store.tryGetJson<EvaluationResult>(m.data.artifacts.evaluation))?.tasks ?? [])));
   const index = join(dir, 'index.html');
   await writeFile(index, page(`WebRL campaign ${campaignId}`, body));
   return { index, phases: manifests.length, trajectories, screenshots };
