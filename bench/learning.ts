@@ -200,7 +200,7 @@ try {
   const types = environment.backend === 'miniwob' ? environment.miniwob.taskTypes : [];
   progress(`size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; campaign seeds ${CAMPAIGN_SEEDS.join(', ')}`);
   progress('starting vLLM with SmolLM2-135M-Instruct');
-  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log') });
+  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log'), readyTimeoutMs: 20 * 60_000 }); // 2 cores shared with other work: minutes to start
   const stack = await startTestStack();
   const runs: SeedRun[] = [];
   try {
