@@ -8,7 +8,6 @@ import { promisify } from 'node:util';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { CampaignContext } from '../activities/campaign/context';
-import { ModelCache } from '../activities/campaign/models';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
 import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
@@ -25,6 +24,7 @@ import { progressQuery, type CampaignWorkflowInput } from '../workflows/campaign
 import type { CampaignProgress } from '../workflows/campaignTypes';
 import { assertManifestsEqualBesideConfig, campaignVariant, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
+import { workerRoles } from './harness/roles';
 import { killWorkerMidway, startWorkerProcess, waitFor, writeConfigFile } from './harness/workerProcess';
 import { recordHistories } from './harness/histories';
 
@@ -93,7 +93,7 @@ describe('the durable campaign on the real stack', () => {
     const fault = { on: true };
     const store = new ArtifactStore(config.s3, stack.secrets.s3);
     const ctx = new CampaignContext(store, join(stack.dir, 'work-retry'));
-    const trainActivities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const trainActivities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const connection = await connectWorker(config, stack.secrets);
     const trainWorker = await createWorker({
       connection,
@@ -101,7 +101,7 @@ describe('the durable campaign on the real stack', () => {
       taskQueue: config.temporal.taskQueues.train,
       activities: {
         ...trainActivities,
-        ...createDeployActivities({ ctx }),
+        ...createDeployActivities({ ctx, roles: workerRoles(ctx) }),
         async trainActor(input: Parameters<typeof trainActivities.trainActor>[0]) {
           if (fault.on && input.phase === 2) throw ApplicationFailure.nonRetryable('injected fault: the trainer rejected its data', 'InjectedFault');
           return trainActivities.trainActor(input);

@@ -12,9 +12,10 @@ import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
 import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
-import { ModelCache } from '../activities/campaign/models';
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
+import type { ModelRoles, TrainingTarget, TrainSpec } from '../activities/campaign/roles';
+import { trainingRecordsKey } from '../models/train/trainingRecord';
 import { parseConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import type { WebArenaTask } from '../env/tasks/schema';
@@ -24,6 +25,7 @@ import { manifestKey } from '../storage/keys';
 import type { PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
+import { workerRoles } from './harness/roles';
 import { chatCompletion, startServer, type RecordedRequest, type TestServer } from './models/fixtures/servers';
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
@@ -109,7 +111,7 @@ describe('campaign activities with remote model backends', () => {
     const candidates = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), [...shopping, ...reddit]);
     const runtime = await BrowserRuntime.start(config);
     try {
-      const activities = createBrowserActivities({ ctx, runtime, models: new ModelCache(ctx) });
+      const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx) });
       const result = await run(activities.filterTasksByCritic, { ...phase, candidates, critic: 'unused/critic.onnx', band: [0.05, 0.75] });
       const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
       assert.deepEqual(kept.map((t) => t.task_id), [shopping[0]!.task_id, shopping[2]!.task_id]);
@@ -154,7 +156,7 @@ describe('campaign activities with remote model backends', () => {
     assert.equal(candidates.length, 9);
     const runtime = await BrowserRuntime.start(config);
     try {
-      const activities = createBrowserActivities({ ctx, runtime, models: new ModelCache(ctx) });
+      const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx) });
       const ref = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates);
       const result = await run(activities.filterTasksByCritic, { ...phase, candidates: ref, critic: 'unused/critic.onnx', band: [0.05, 0.75], limit: 4 });
       const kept = (await ctx.readDataset<WebArenaTask>(result.tasks)).map((t) => t.task_id);
@@ -185,7 +187,7 @@ describe('campaign activities with remote model backends', () => {
     });
     const { scope: generating } = await scope({ models: { taskGenerator: { backend: 'chat', ...endpoint(llm.url), turns: 1, tasksPerTurn: 6, fillWithEmbedded: false } } });
     const failedTasks = await ctx.writeDataset(ctx.key(generating, 'failed.jsonl'), failed.map((t) => ({ ...t, start_url: '__SHOPPING__' })));
-    const activities = createControlActivities({ ctx });
+    const activities = createControlActivities({ ctx, roles: workerRoles(ctx) });
     const ref = await run(activities.generateTasks, { ...generating, failedTasks, count: 10, curriculum: true });
     const tasks = await ctx.readDataset<WebArenaTask>(ref);
     assert.deepEqual(tasks.map((t) => t.intent), ['Find the cheapest blue kettle in the store and tell me its price', 'Add two bath towels to the shopping cart']);
@@ -230,7 +232,7 @@ describe('campaign activities with remote model backends', () => {
     const { scope: phase } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
     const intents = ['Buy the red mug', 'Count the open issues', 'Ask for a refund'];
     const { rows, shard } = await rolloutShard(phase, intents.map((intent, i) => ({ intent, score: i === 0 ? 1 : 0, graded: true })));
-    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
     assert.equal(result.successes, 1);
     const rewards = await ctx.readDataset<RewardRow>(result.rewards);
@@ -256,7 +258,7 @@ describe('campaign activities with remote model backends', () => {
       // No evaluator: the ORM's YES is the reward.
       { intent: 'Buy the blue mug', score: 0, graded: false },
     ]);
-    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
     const rewards = await ctx.readDataset<RewardRow>(result.rewards);
     assert.deepEqual(rewards.map((r) => [r.reward, r.rewardFrom]), [[0, 'evaluator'], [1, 'evaluator'], [1, 'orm']]);
@@ -271,7 +273,7 @@ describe('campaign activities with remote model backends', () => {
     const experience = await ctx.writeDataset(ctx.key(phase, 'experience.jsonl'), [{ a: 1 }, { a: 2 }, { a: 3 }]);
     const init = 'campaigns/backends-init/critic.onnx';
     await stack.store.putJson(init, { weights: 'previous' });
-    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const result = await run(activities.trainCritic, { ...phase, experience, critic: init });
     const key = ctx.key(phase, 'checkpoints', 'critic.onnx');
     assert.equal(result.critic, key);
@@ -280,9 +282,11 @@ describe('campaign activities with remote model backends', () => {
     const log = await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`);
     assert.ok(log.logTail.includes('loaded 3 examples'));
     // An embedded actor's experience goes as it is; the objective's settings go in the environment.
-    for (const line of ['first example: a', 'WEBRL_TRAIN_DATA_FORMAT=examples', 'WEBRL_TRAIN_GAMMA=0.9', 'WEBRL_TRAIN_LEARNING_RATE=0.000001', 'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1', 'WEBRL_TRAIN_BETA_HIGH=5']) {
+    for (const line of ['first example: a', 'WEBRL_TRAIN_DATA_FORMAT=examples', 'WEBRL_TRAIN_GAMMA=0.9', 'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1', 'WEBRL_TRAIN_BETA_HIGH=5']) {
       assert.ok(log.logTail.includes(line), line);
     }
+    // No learning rate configured: the trainer picks its own per objective.
+    assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_LEARNING_RATE=')));
 
     const failing = await scope({ models: { trainer: { backend: 'external', command: `${command} --mode fail` } } });
     const data = await ctx.writeDataset(ctx.key(failing.scope, 'experience.jsonl'), [{ a: 1 }]);
@@ -293,7 +297,7 @@ describe('campaign activities with remote model backends', () => {
   test('a curriculum phase with no failures to evolve from is topped up with unasked train tasks', async () => {
     const { scope: phase, config } = await scope({}, 2);
     const failedTasks = await ctx.writeDataset(ctx.key({ ...phase, phase: 1 }, 'failed-tasks.jsonl'), []);
-    const tasks = await ctx.readDataset<WebArenaTask>(await run(createControlActivities({ ctx }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }));
+    const tasks = await ctx.readDataset<WebArenaTask>(await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }));
     const trainIntents = new Set(ctx.split(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
     assert.equal(tasks.length, 5);
     assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
@@ -316,7 +320,7 @@ describe('campaign activities with remote model backends', () => {
       { intent: 'Buy the blue mug', score: 0, graded: false },
     ]);
     const given = { orm: 'campaigns/x/phase-0/checkpoints/orm.onnx', critic: 'campaigns/x/phase-0/checkpoints/critic.onnx' };
-    const activities = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const input = { ...phase, shards: [shard], ormExamples, criticExamples, ...given };
     const fitted = await run(activities.fitOrmAndCriticToProbe, input);
     assert.equal(fitted.outcomes, 2);
@@ -340,9 +344,80 @@ describe('campaign activities with remote model backends', () => {
   test('training on an empty experience set keeps the models it was given', async () => {
     const { scope: phase } = await scope({});
     const experience = await ctx.writeDataset(ctx.key(phase, 'experience.jsonl'), []);
-    const train = createTrainActivities({ ctx, models: new ModelCache(ctx) });
+    const train = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const models = { critic: 'campaigns/x/phase-0/checkpoints/critic.onnx', actor: 'campaigns/x/phase-0/checkpoints/actor.onnx' };
     assert.deepEqual(await run(train.trainCritic, { ...phase, experience, critic: models.critic }), { critic: models.critic, steps: 0 });
     assert.deepEqual(await run(train.trainActor, { ...phase, experience, actor: models.actor, critic: models.critic }), { actor: models.actor, steps: 0 });
+  });
+  test('the train activities run on injected roles: fakes for the ORM, the actor and the trainer, no models config, no keys', async () => {
+    // The stored config is the defaults (the activities still read the campaign's training settings);
+    // nothing resolves a backend from it: every model call goes to the roles given here.
+    const { scope: phase, config } = await scope({});
+    const calls: string[] = [];
+    const trained: { spec: TrainSpec; target: TrainingTarget }[] = [];
+    const fakes: ModelRoles = {
+      actor: {
+        trainsFromRecords: true,
+        policies: () => Promise.reject(new Error('no rollouts on the train queue')),
+        async logProbs(checkpoint, items) {
+          calls.push(`actor.logProbs ${checkpoint} ${items.length}`);
+          // The second step cannot be scored: null, and recorded.
+          return {
+            logProbs: items.map((_, i) => (i === 1 ? null : { logProb: -1, tokens: 2, meanTokenLogProb: -0.5, inCandidates: true })),
+            failures: items.length > 1 ? [{ item: items[1]!.id, reason: 'fake: unscorable' }] : [],
+          };
+        },
+      },
+      orm: {
+        trainedByCampaign: true,
+        async judge(checkpoint, items) {
+          calls.push(`orm.judge ${checkpoint} ${items.length}`);
+          return { verdicts: items.map((item) => (item.state.intent.includes('refund') ? null : { pYes: 0.9, reward: 1 })), failures: [{ item: items[2]!.id, reason: 'fake: no verdict' }] };
+        },
+      },
+      critic: { trainedByCampaign: true, values: () => Promise.reject(new Error('no critic on these activities')) },
+      trainer: {
+        async train(spec, target) {
+          trained.push({ spec, target });
+          const object = await stack.store.putJson(target.key, { trainedBy: 'fake', data: spec.data.key });
+          return { steps: 3, objects: [object] };
+        },
+      },
+      taskGenerator: undefined,
+      feasibility: undefined,
+      serving: undefined,
+    };
+    const activities = createTrainActivities({ ctx, roles: () => fakes });
+    const orm = 'campaigns/x/phase-0/checkpoints/orm.onnx';
+    const { rows, shard } = await rolloutShard(phase, [
+      { intent: 'Buy the red mug', score: 1, graded: true },
+      { intent: 'Count the open issues', score: 0, graded: true },
+      { intent: 'Ask for a refund', score: 0, graded: true },
+    ]);
+    const scored = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm });
+    const rewards = await ctx.readDataset<RewardRow>(scored.rewards);
+    assert.deepEqual(rewards.map((r) => r.reward), [1, 1, 0], 'the fake verdicts; no verdict is reward 0');
+    assert.deepEqual(await stack.store.getJson(ctx.key(phase, 'rewards-failures.json')), [{ item: rows[2]!.trajectoryKey, reason: 'fake: no verdict' }]);
+
+    const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), []);
+    const actor = 'campaigns/x/phase-0/checkpoints/actor.onnx';
+    const filtered = await run(activities.filterExperience, { ...phase, rewards: scored.rewards, tasks, replayBuffer: null, actor, rankBand: [0, 1], cap: 1 });
+    assert.equal(filtered.currentSteps, 3);
+    const records = await ctx.readDataset<{ refLogprob: number | null }>({ ...filtered.experience, key: trainingRecordsKey(filtered.experience.key) });
+    assert.equal(records.length, 3, 'an actor trained from records gets them beside the experience');
+    assert.deepEqual(records.map((r) => r.refLogprob), [-1, null, -1], 'the unscorable step has a null reference log-prob');
+    assert.equal((await stack.store.getJson<unknown[]>(ctx.key(phase, 'replay-logprob-failures.json'))).length, 1);
+
+    const critic = 'campaigns/x/phase-0/checkpoints/critic.onnx';
+    const trainedActor = await run(activities.trainActor, { ...phase, experience: filtered.experience, actor, critic });
+    assert.deepEqual(trainedActor, { actor: ctx.key(phase, 'checkpoints', 'actor.onnx'), steps: 3 });
+    assert.equal(trained.length, 1);
+    const { epochs, ...spec } = trained[0]!.spec;
+    assert.equal(epochs, config.campaign.training.actorEpochs);
+    assert.deepEqual(spec, { scope: { ...phase, experience: filtered.experience, actor, critic }, name: 'actor', objective: 'actor-webrl', data: filtered.experience, init: actor, reference: actor, critic });
+    assert.deepEqual(trained[0]!.target, { key: trainedActor.actor, stateKey: ctx.key(phase, 'checkpoints', 'actor.train-state'), training: config.campaign.training });
+    assert.deepEqual(await run(activities.trainActor, { ...phase, experience: filtered.experience, actor, critic }), trainedActor, 'published once: not trained again');
+    assert.equal(trained.length, 1);
+    assert.deepEqual(calls, [`orm.judge ${orm} 3`, `actor.logProbs ${actor} 3`]);
   });
 });

@@ -37,6 +37,7 @@ import type { ModelState } from '../models/state';
 import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
+import { workerRoles } from './harness/roles';
 import { chatCompletion, echoCompletion, promptLogprobsCompletion, readActorPrompt, startServer, textCompletion, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
@@ -148,7 +149,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     });
     const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), [search, price]);
     const models = new RemoteActorModels(ctx);
-    const activities = createBrowserActivities({ ctx, runtime, models });
+    const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, models) });
     const input = { ...phase, purpose: 'train' as const, tasks, shard: 0, offset: 0, limit: 2, actor: NO_ACTOR, temperature: 0.7 };
     const result = await run(activities.runRolloutShard, input);
     assert.equal(result.trajectories.count, 2);
@@ -238,7 +239,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       }
       const before = scorer.requests.length;
       const models = new RemoteActorModels(ctx);
-      const activities = createTrainActivities({ ctx, models });
+      const activities = createTrainActivities({ ctx, roles: workerRoles(ctx, models) });
       const result = await run(activities.filterExperience, {
         ...phase,
         rewards: await ctx.writeDataset(ctx.key(phase, 'rewards.jsonl'), rewards),
@@ -338,7 +339,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       criticExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'critic.jsonl'), [{ state, mcReturn: 1 }]),
       ormExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'orm.jsonl'), [{ state, success: true }]),
     };
-    const sft = await run(createTrainActivities({ ctx, models: new RemoteActorModels(ctx) }).trainSft, { ...phase0, ...data });
+    const sft = await run(createTrainActivities({ ctx, roles: workerRoles(ctx, new RemoteActorModels(ctx)) }).trainSft, { ...phase0, ...data });
 
     const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map((row) => trainingRecordSchema.parse(row) as TrainingStepRecord);
     const chat = (turns: string) => `${turns}<|im_start|>assistant\n`;
@@ -397,7 +398,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     const low = (sorted[1]! + sorted[2]!) / 2;
 
     const models = new ModelCache(ctx);
-    const activities = createBrowserActivities({ ctx, runtime, models });
+    const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, models) });
     const result = await run(activities.filterTasksByCritic, { ...phase, candidates: await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates), critic: 'campaigns/nowhere/critic.onnx', band: [low, 1] });
     const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
     assert.deepEqual(kept.map((t) => t.task_id), candidates.filter((_, i) => best[i]! >= low).map((t) => t.task_id));
@@ -427,12 +428,12 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     // The generated task, as the chat generator makes it in a real phase.
     const failed = ctx.split(config.campaign.environment.worldSeed, 'train').filter((t) => t.start_url === '__SHOPPING__').slice(0, 1);
     const failedTasks = await ctx.writeDataset(ctx.key(phase, 'failed.jsonl'), failed);
-    const generated = await run(createControlActivities({ ctx }).generateTasks, { ...phase, failedTasks, count: 1, curriculum: true });
+    const generated = await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 1, curriculum: true });
     const [task] = await ctx.readDataset<WebArenaTask>(generated);
     assert.equal(task?.intent, intent);
     assert.equal('eval' in task!, false, 'the generated task has no evaluator');
 
-    const activities = createBrowserActivities({ ctx, runtime, models: new RemoteActorModels(ctx) });
+    const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, new RemoteActorModels(ctx)) });
     const result = await run(activities.runRolloutShard, { ...phase, purpose: 'train', tasks: generated, shard: 0, offset: 0, limit: 1, actor: NO_ACTOR, temperature: 1 });
     const [only] = await trajectories(result.trajectories);
     // The same actions score 1 on the evaluated "Search for" task above; here there is no ground truth.

@@ -18,8 +18,9 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
 import { ArtifactStore } from '../storage/artifactStore';
 import { CampaignContext } from '../activities/campaign/context';
-import { createDeployActivities, servedActor, servedRecordKey, type ServedModelRecord } from '../activities/campaign/deployActivities';
-import { remoteActorPolicy, remoteActorScorer } from '../activities/campaign/backends';
+import { createDeployActivities, servedActor, servedRecordKey } from '../activities/campaign/deployActivities';
+import type { ServedModelRecord } from '../activities/campaign/roles';
+import { completionsActorPolicy, completionsActorScorer } from '../activities/campaign/backends';
 import { createCompletionsActorScorer } from '../models/remote/completionsActor';
 import { parseConfig } from '../config/load';
 import { manifestKey } from '../storage/keys';
@@ -28,6 +29,7 @@ import type { PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { writeLoraAdapter } from './harness/loraAdapter';
 import { startTestStack, type TestStack } from './harness/stack';
+import { workerRoles } from './harness/roles';
 import { sha256Files, startRecordedVllm, tinyModel, type RecordedVllm } from './harness/vllm';
 import { startVllmServer as startVllmFixture, type VllmServer } from './models/fixtures/vllmServer';
 
@@ -95,7 +97,7 @@ describe('deployModels: serving each phase’s actor', () => {
 
   test('vllm-lora: synced, loaded once under the phase name, byte for byte; retries and a racing retry load nothing twice; old phases unloaded', async () => {
     const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, keepPhases: 2, maxLoraRank: 8 });
-    const { deployModels } = createDeployActivities({ ctx });
+    const { deployModels } = createDeployActivities({ ctx, roles: workerRoles(ctx) });
     for (const phase of [0, 1, 2]) {
       const scope = scopeOf(phase);
       const actor = await adapter(scope);
@@ -141,17 +143,20 @@ describe('deployModels: serving each phase’s actor', () => {
     await vllm.kill();
     await vllm.start();
     assert.equal((await listed()).some((m) => m.id === `${id}-p2-actor`), false);
-    const name = await run(servedActor, ctx, config.models.serving, actor);
+    const { serving } = workerRoles(ctx)(config);
+    const name = await run(servedActor, ctx, serving, actor);
     assert.equal(name, `${id}-p2-actor`);
     assert.equal(loadsOf(name).filter((r) => r.status === 200).length, 2);
-    assert.equal(await run(servedActor, ctx, config.models.serving, actor), name, 'listed now: not loaded again');
+    assert.equal(await run(servedActor, ctx, serving, actor), name, 'listed now: not loaded again');
     assert.equal(loadsOf(name).length, 2);
 
     const before = vllm.requests.length;
-    const policy = remoteActorPolicy(config.models, {}, 0, name)!;
+    const completions = config.models.actor;
+    assert.ok(completions.backend === 'completions');
+    const policy = completionsActorPolicy(completions, 0, name);
     const reply = await policy.act({ task: { intent: 'x' }, observation: { html: '<html></html>' }, history: [] } as never);
     assert.equal(typeof reply.response, 'string');
-    const [scored] = await remoteActorScorer(config.models, {}, undefined, name)!.logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
+    const [scored] = await completionsActorScorer(completions, {}, undefined, name).logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
     assert.ok(scored!.tokens > 0 && Number.isFinite(scored!.logProb));
     assert.deepEqual(vllm.requests.slice(before).map((r) => [r.model, r.status]), [[name, 200], [name, 200]]);
   });
@@ -159,7 +164,7 @@ describe('deployModels: serving each phase’s actor', () => {
   test('log-probs agree in echo and prompt_logprobs modes with a BOS-adding tokenizer, on the base model and on an adapter', async () => {
     const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 8 });
     const scope = scopeOf(1);
-    const { served } = await run(createDeployActivities({ ctx }).deployModels, { ...scope, actor: await adapter(scope) });
+    const { served } = await run(createDeployActivities({ ctx, roles: workerRoles(ctx) }).deployModels, { ...scope, actor: await adapter(scope) });
     const items = ['exit(message="$5.00")', 'do(action="Click", element="3")'].map((response) => ({ state: { intent: 'Buy a lamp', history: [], observation: { html: '<button id="3"> Search </button>' } } as never, response }));
     for (const model of [BASE, served!.actor.name]) {
       // One request at a time: vLLM's CPU build cannot batch prompt log-probs under LoRA (RecordedVllm.logprobConcurrency).
@@ -176,7 +181,7 @@ describe('deployModels: serving each phase’s actor', () => {
 
   test('a name served with another checkpoint, and adapters vLLM refuses, fail the phase with the reason', async () => {
     const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 8 });
-    const { deployModels } = createDeployActivities({ ctx });
+    const { deployModels } = createDeployActivities({ ctx, roles: workerRoles(ctx) });
     const first = scopeOf(1);
     await run(deployModels, { ...first, actor: await adapter(first) });
     // The same campaign name in another store (another team's bucket prefix) sharing this server.
@@ -186,7 +191,7 @@ describe('deployModels: serving each phase’s actor', () => {
       await otherStore.putJson(first.configKey, { ...(await stack.store.getJson<Record<string, unknown>>(first.configKey)), models: { ...(await ctx.config(first)).models, serving: { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: join(shared, 'other-team'), adapterLocation: 'shared-dir', keepPhases: 2, timeoutMs: 10_000, maxLoraRank: 8 } } });
       const actor = otherCtx.key(first, 'checkpoints', 'actor');
       await uploadCheckpoint(otherStore, actor, join(shared, first.campaignId, 'phase-1', 'actor'));
-      await assert.rejects(run(createDeployActivities({ ctx: otherCtx }).deployModels, { ...first, actor }), failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; .*other-team.* was not loaded/));
+      await assert.rejects(run(createDeployActivities({ ctx: otherCtx, roles: workerRoles(otherCtx) }).deployModels, { ...first, actor }), failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; .*other-team.* was not loaded/));
     } finally {
       otherStore.destroy();
     }
@@ -212,7 +217,7 @@ describe('deployModels: serving each phase’s actor', () => {
   test('command: the deploy command runs once and the name is polled until listed; failures name the cause', async () => {
     const command = `${process.execPath} ${DEPLOY_SCRIPT} ${fixture.url} {checkpoint} {name} {role}`;
     const scopeOf = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command, timeoutSeconds: 20, pollMs: 20 });
-    const { deployModels } = createDeployActivities({ ctx });
+    const { deployModels } = createDeployActivities({ ctx, roles: workerRoles(ctx) });
     const scope = scopeOf(1);
     const actor = await adapter(scope);
     const result = await run(deployModels, { ...scope, actor });

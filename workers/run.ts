@@ -1,7 +1,7 @@
 /**
  * Runs workers for the given task queues in this process, all sharing one Temporal connection, one
- * artifact store and (per queue) the resources their activities need: the browser queue a Chromium
- * pool and the embedded sites; the train queue the model cache and training threads.
+ * artifact store, the model roles resolved from each campaign's config, and (per queue) the resources
+ * their activities need: the browser queue a Chromium pool and the embedded sites.
  */
 import type { Worker } from '@temporalio/worker';
 import { join, resolve } from 'node:path';
@@ -12,10 +12,13 @@ import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
 import { ModelCache } from '../activities/campaign/models';
+import { createRoleResolver } from '../activities/campaign/backends';
+import type { RolesFor } from '../activities/campaign/roles';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
 import type { QueueActivities } from '../activities/campaign/contract';
 import type { Settings } from '../config/settings';
+import { loadModelSecrets } from '../config/secrets';
 import { ArtifactStore } from '../storage/artifactStore';
 import { keepRunning, type OutageWatch } from '../infra/outage';
 import { portIsFree, StackError } from '../infra/processes';
@@ -30,16 +33,17 @@ export const ALL_QUEUES: QueueName[] = ['control', 'browser', 'train'];
 interface WorkerDependencies {
   store: ArtifactStore;
   ctx: CampaignContext;
-  models: ModelCache;
+  /** Each campaign config's model roles, resolved once per worker (activities/campaign/backends.ts). */
+  roles: RolesFor;
   /** Started only on a worker that serves the browser queue. */
   runtime: BrowserRuntime | undefined;
 }
 
 /** Each queue's activities over the worker's dependencies (the control queue also moves artifacts for `stack check`). */
 export const QUEUE_ACTIVITIES: { [Q in QueueName]: (deps: WorkerDependencies) => QueueActivities[Q] } = {
-  control: ({ store, ctx }) => ({ ...createArtifactActivities({ store }), ...createControlActivities({ ctx }) }),
-  browser: ({ ctx, runtime, models }) => createBrowserActivities({ ctx, runtime: runtime!, models }),
-  train: ({ ctx, models }) => ({ ...createTrainActivities({ ctx, models }), ...createDeployActivities({ ctx }) }),
+  control: ({ store, ctx, roles }) => ({ ...createArtifactActivities({ store }), ...createControlActivities({ ctx, roles }) }),
+  browser: ({ ctx, runtime, roles }) => createBrowserActivities({ ctx, runtime: runtime!, roles }),
+  train: ({ ctx, roles }) => ({ ...createTrainActivities({ ctx, roles }), ...createDeployActivities({ ctx, roles }) }),
 };
 
 /**
@@ -75,14 +79,14 @@ export async function runWorkers(settings: Settings, requested: QueueName[], sig
   const store = new ArtifactStore(config.s3, secrets.s3);
   await store.checkAccess();
   const ctx = new CampaignContext(store, join(resolve(config.stack.dataDir), 'work'));
-  const models = new ModelCache(ctx);
+  const roles = createRoleResolver({ ctx, models: new ModelCache(ctx), secrets: secrets.models ?? loadModelSecrets() });
   const runtime = queues.includes('browser') ? await BrowserRuntime.start(config) : undefined;
   const connection = await connectWorker(config, secrets);
   const workers: Worker[] = [];
   try {
     for (const queue of queues) {
       const taskQueue = config.temporal.taskQueues[queue];
-      const activities = QUEUE_ACTIVITIES[queue]({ store, ctx, models, runtime });
+      const activities = QUEUE_ACTIVITIES[queue]({ store, ctx, roles, runtime });
       workers.push(
         await createWorker({
           connection,

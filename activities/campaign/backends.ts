@@ -1,8 +1,11 @@
 /**
- * The model backend of each role, chosen from the frozen campaign config's `models` section: the
- * embedded ONNX models (the default) or the remote backends of models/remote. Keys come from the
- * worker's environment (config/secrets.ts), never from the config, so they never reach S3 or histories.
+ * The one place a model role's backend is chosen: from a campaign config's `models` section, the
+ * embedded ONNX models (the default) or the remote backends of models/remote, resolved once per worker
+ * and config and handed to the activity factories as interfaces (activities/campaign/roles.ts). Keys
+ * come from the worker's secrets (config/secrets.ts), never from the config, so they never reach S3 or
+ * histories.
  */
+import { Context } from '@temporalio/activity';
 import { createOpenAIPolicy } from '../../browser/policies/openai';
 import type { Policy } from '../../browser/policies/policy';
 import { contextBudget, createPromptBuilder, type PromptBuilder } from '../../browser/policies/promptBudget';
@@ -10,6 +13,7 @@ import { promptFormatOf } from '../../browser/policies/promptFormat';
 import type { ModelsConfig } from '../../config/schema';
 import { SECRET_ENV, type ModelSecrets } from '../../config/secrets';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../../models/actor';
+import { createActorPolicy } from '../../models/actorPolicy';
 import type { StateValueFunction } from '../../models/critic';
 import type { OrmVerdict, OutcomeJudge } from '../../models/orm';
 import type { ModelState } from '../../models/state';
@@ -17,19 +21,20 @@ import { createChatOrm } from '../../models/remote/chatOrm';
 import type { ChatOptions } from '../../models/remote/chatText';
 import { createCompletionsActorScorer } from '../../models/remote/completionsActor';
 import { mapSettled } from '../../models/remote/concurrency';
+import { judgeFeasibility } from '../../models/remote/feasibility';
 import { isServerUnavailable } from '../../models/remote/retry';
 import { createHttpCritic } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
 import { createVllmTokenCounter } from '../../models/remote/tokenCounter';
+import { createChatTaskGenerator } from './chatTaskGenerator';
+import { withHeartbeats, type CampaignContext } from './context';
+import { commandServing, servedActor, vllmLoraServing } from './deployActivities';
+import type { ModelCache } from './models';
+import type { ActorRole, ActorServing, BackendFailure, CriticRole, FeasibilityJudge, ModelRoles, OrmRole, RolesFor, StateItem, TaskGenerator, Trainer } from './roles';
+import { embeddedTrainer, externalTrainer, type ExternalActorJob } from './trainers';
 
 type Endpoint = { baseUrl: string; model: string; timeoutMs: number; maxAttempts: number; retryDelayMs: number };
-
-/** One item a remote model could not answer usefully; stored beside the activity's output. */
-export interface BackendFailure {
-  /** What was asked about (a trajectory key, a task id, a replay row). */
-  item: string;
-  reason: string;
-}
+type CompletionsActor = Extract<ModelsConfig['actor'], { backend: 'completions' }>;
 
 export function chatOptions(endpoint: Endpoint, secrets: ModelSecrets, signal?: AbortSignal): ChatOptions {
   return {
@@ -43,17 +48,9 @@ export function chatOptions(endpoint: Endpoint, secrets: ModelSecrets, signal?: 
   };
 }
 
-/** The remote ORM, or undefined for the embedded one. */
-export function remoteOrm(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal): OutcomeJudge | undefined {
-  const orm = models.orm;
-  if (orm.backend !== 'chat') return undefined;
-  return createChatOrm({
-    ...chatOptions(orm, secrets, signal),
-    topLogprobs: orm.topLogprobs,
-    actionTargets: orm.actionTargets,
-    concurrency: orm.concurrency,
-    ...(orm.maxObservationChars !== undefined ? { maxObservationChars: orm.maxObservationChars } : {}),
-  });
+/** The running activity's cancellation: a remote call stops when its activity is cancelled. */
+function activitySignal(): AbortSignal {
+  return Context.current().cancellationSignal;
 }
 
 /**
@@ -86,51 +83,13 @@ async function itemByItem<T extends { id: string }, R>(
 }
 
 /** Judges each state on its own, so one unusable reply costs one verdict (null), recorded as a failure. */
-export async function judgeEach(
-  judge: OutcomeJudge,
-  states: readonly { id: string; state: ModelState }[],
-  concurrency: number,
-): Promise<{ verdicts: (OrmVerdict | null)[]; failures: BackendFailure[] }> {
+async function judgeEach(judge: OutcomeJudge, states: readonly { id: string; state: ModelState }[], concurrency: number): Promise<{ verdicts: (OrmVerdict | null)[]; failures: BackendFailure[] }> {
   const { results, failures } = await itemByItem(states, concurrency, async ({ state }) => (await judge.judge([state]))[0]!);
   return { verdicts: results, failures };
 }
 
-type CompletionsActor = Extract<ModelsConfig['actor'], { backend: 'completions' }>;
-
-/**
- * How the completions actor's prompts are written (its prompt format) and kept within the model's
- * context (counted by the server's tokenizer, under the configured model's name: every adapter of it
- * shares the tokenizer). Rollouts, log-prob scoring, training records and the critic all use it.
- */
-export function actorPrompts(actor: CompletionsActor, secrets: ModelSecrets, signal?: AbortSignal): PromptBuilder {
-  const format = promptFormatOf(actor);
-  if (actor.contextTokens === 'off') return createPromptBuilder(format);
-  const counter = createVllmTokenCounter({ ...chatOptions(actor, secrets, signal), baseURL: actor.baseUrl });
-  return createPromptBuilder(format, contextBudget(counter, actor.maxTokens, actor.contextTokens === 'server' ? undefined : actor.contextTokens));
-}
-
-/** The completions actor's prompts, or undefined for the embedded actor. */
-export function remotePrompts(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal): PromptBuilder | undefined {
-  return models.actor.backend === 'completions' ? actorPrompts(models.actor, secrets, signal) : undefined;
-}
-
-/**
- * The remote actor's scorer, or undefined for the embedded actor. `served` is the name the actor
- * checkpoint was deployed under (activities/campaign/deployActivities.ts); without one, the configured model.
- */
-export function remoteActorScorer(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal, served?: string): ActionScorer | undefined {
-  const actor = models.actor;
-  if (actor.backend !== 'completions') return undefined;
-  return createCompletionsActorScorer({
-    ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal),
-    mode: actor.mode,
-    concurrency: actor.concurrency,
-    prompts: actorPrompts(actor, secrets, signal),
-  });
-}
-
 /** Log-probs item by item; an item the server cannot score is null and recorded. */
-export async function logProbsEach(
+async function logProbsEach(
   scorer: ActionScorer,
   items: readonly (ScoredAction & { id: string })[],
   concurrency: number,
@@ -140,13 +99,36 @@ export async function logProbsEach(
 }
 
 /**
- * The remote actor as a rollout policy (completions over the released checkpoints' prompt), asking for
- * `served` (the deployed name of the checkpoint) or else the configured model. The OpenAI policy reads
- * its key from a variable, so it is told which one holds it.
+ * How the completions actor's prompts are written (its prompt format, docs/prompt-formats.md) and kept
+ * within the model's context (counted by the server's tokenizer under the configured model's name: every
+ * adapter of it shares the tokenizer). Rollouts, log-prob scoring, training records and the critic use it.
  */
-export function remoteActorPolicy(models: ModelsConfig, secrets: ModelSecrets, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env): Policy | undefined {
-  const actor = models.actor;
-  if (actor.backend !== 'completions') return undefined;
+export function actorPrompts(actor: CompletionsActor, secrets: ModelSecrets): PromptBuilder {
+  const format = promptFormatOf(actor);
+  if (actor.contextTokens === 'off') return createPromptBuilder(format);
+  const counter = createVllmTokenCounter({ ...chatOptions(actor, secrets), baseURL: actor.baseUrl });
+  return createPromptBuilder(format, contextBudget(counter, actor.maxTokens, actor.contextTokens === 'server' ? undefined : actor.contextTokens));
+}
+
+/**
+ * The completions actor's scorer, asking for `served` (the name the checkpoint was deployed under,
+ * activities/campaign/deployActivities.ts) or else the configured model.
+ */
+export function completionsActorScorer(actor: CompletionsActor, secrets: ModelSecrets, signal?: AbortSignal, served?: string, prompts?: PromptBuilder): ActionScorer {
+  return createCompletionsActorScorer({
+    ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal),
+    mode: actor.mode,
+    concurrency: actor.concurrency,
+    prompts: prompts ?? actorPrompts(actor, secrets),
+  });
+}
+
+/**
+ * The completions actor as a rollout policy (completions over the released checkpoints' prompt), asking
+ * for `served` or else the configured model. The OpenAI policy reads its key from a variable, so it is
+ * told which one holds it.
+ */
+export function completionsActorPolicy(actor: CompletionsActor, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env, prompts = actorPrompts(actor, {})): Policy {
   const apiKeyEnv = env[SECRET_ENV.llmApiKey] ? SECRET_ENV.llmApiKey : SECRET_ENV.llmApiKeyFallback;
   return createOpenAIPolicy({
     baseURL: actor.baseUrl,
@@ -159,34 +141,222 @@ export function remoteActorPolicy(models: ModelsConfig, secrets: ModelSecrets, t
     maxAttempts: actor.maxAttempts,
     retryDelayMs: actor.retryDelayMs,
     apiKeyEnv,
-    prompts: actorPrompts(actor, secrets),
+    prompts,
   });
 }
 
-const fileCritics = new Map<string, Promise<StateValueFunction>>();
+/** A critic outside the campaign's checkpoints, asked in batches: a batch that fails costs that batch (null, recorded), not the phase. */
+function batchedCritic(critic: () => Promise<StateValueFunction>, size: number): CriticRole {
+  return {
+    trainedByCampaign: false,
+    async values(_checkpoint, items) {
+      const valueFunction = await critic();
+      const batches = Array.from({ length: Math.ceil(items.length / size) }, (_, b) => items.slice(b * size, (b + 1) * size));
+      const settled = await mapSettled(batches, 1, (batch) => valueFunction.values(batch.map((item) => item.state)));
+      const values: Awaited<ReturnType<CriticRole['values']>>['values'] = [];
+      const failures: BackendFailure[] = [];
+      settled.forEach((result, b) => {
+        if (result.ok) values.push(...result.value);
+        else {
+          values.push(...batches[b]!.map(() => null));
+          failures.push(...batches[b]!.map((item) => ({ item: item.id, reason: result.reason })));
+        }
+      });
+      return { values, failures };
+    },
+  };
+}
 
-/** The critic to use instead of the campaign's embedded checkpoint, or undefined for that checkpoint. */
-export async function remoteCritic(models: ModelsConfig, secrets: ModelSecrets, signal?: AbortSignal): Promise<StateValueFunction | undefined> {
-  const critic = models.critic;
-  if (critic.backend === 'onnx-file') {
-    // One ONNX session per file and worker, as the model cache does for embedded checkpoints.
-    let loaded = fileCritics.get(critic.path);
-    if (!loaded) {
-      loaded = loadOnnxFileCritic(critic.path, critic.threads);
-      fileCritics.set(critic.path, loaded);
-      loaded.catch(() => fileCritics.delete(critic.path));
+const states = (items: readonly StateItem[]) => items.map((item) => item.state);
+
+/**
+ * Resolves the roles of each campaign config that reaches this worker, once per distinct `models`
+ * section: one worker serves every campaign on its queues, each under its own frozen config.
+ */
+export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCache; secrets: ModelSecrets; env?: NodeJS.ProcessEnv }): RolesFor {
+  const { ctx, models, secrets, env = process.env } = deps;
+  const resolved = new Map<string, ModelRoles>();
+  // One ONNX session per critic file and worker, as the model cache keeps one per embedded checkpoint.
+  const fileCritics = new Map<string, Promise<StateValueFunction>>();
+
+  function actorOf(actor: ModelsConfig['actor'], serving: ActorServing | undefined): ActorRole {
+    switch (actor.backend) {
+      case 'embedded':
+        return {
+          trainsFromRecords: false,
+          async policies(checkpoint, { temperature, seed }) {
+            const onnx = await models.actor(checkpoint);
+            return () => (temperature > 0 ? createActorPolicy(onnx, { mode: 'sample', temperature, seed }) : createActorPolicy(onnx, { mode: 'greedy' }));
+          },
+          async logProbs(checkpoint, items) {
+            const onnx = await models.actor(checkpoint);
+            return { logProbs: await onnx.logProbs(items.map(({ state, response }) => ({ state, response }))), failures: [] };
+          },
+        };
+      case 'completions': {
+        // The checkpoint names the trainer's output; the server answers to the name it was deployed under.
+        const prompts = actorPrompts(actor, secrets);
+        return {
+          trainsFromRecords: true,
+          prompts,
+          async policies(checkpoint, { temperature }) {
+            const policy = completionsActorPolicy(actor, temperature, await servedActor(ctx, serving, checkpoint), env, prompts);
+            return () => policy;
+          },
+          async logProbs(checkpoint, items) {
+            const scorer = completionsActorScorer(actor, secrets, activitySignal(), await servedActor(ctx, serving, checkpoint), prompts);
+            return withHeartbeats(() => ({ scoring: items.length }), logProbsEach(scorer, items, actor.concurrency));
+          },
+        };
+      }
     }
-    return loaded;
   }
-  if (critic.backend !== 'http') return undefined;
-  return createHttpCritic({
-    baseURL: critic.baseUrl,
-    timeoutMs: critic.timeoutMs,
-    maxAttempts: critic.maxAttempts,
-    retryDelayMs: critic.retryDelayMs,
-    batchSize: critic.batchSize,
-    ...(models.actor.backend === 'completions' ? { prompts: actorPrompts(models.actor, secrets, signal) } : {}),
-    ...(secrets.criticApiKey ? { apiKey: secrets.criticApiKey } : {}),
-    ...(signal ? { signal } : {}),
-  });
+
+  /** `prompts`: a completions actor's, sent with each state to an HTTP critic. */
+  function criticOf(critic: ModelsConfig['critic'], prompts: PromptBuilder | undefined): CriticRole {
+    switch (critic.backend) {
+      case 'embedded':
+        return {
+          trainedByCampaign: true,
+          async values(checkpoint, items) {
+            return { values: await (await models.critic(checkpoint)).values(states(items)), failures: [] };
+          },
+        };
+      case 'onnx-file':
+        return batchedCritic(() => {
+          let loaded = fileCritics.get(critic.path);
+          if (!loaded) {
+            loaded = loadOnnxFileCritic(critic.path, critic.threads);
+            fileCritics.set(critic.path, loaded);
+            loaded.catch(() => fileCritics.delete(critic.path));
+          }
+          return loaded;
+        }, 256);
+      case 'http':
+        return batchedCritic(
+          async () =>
+            createHttpCritic({
+              baseURL: critic.baseUrl,
+              timeoutMs: critic.timeoutMs,
+              maxAttempts: critic.maxAttempts,
+              retryDelayMs: critic.retryDelayMs,
+              batchSize: critic.batchSize,
+              ...(prompts ? { prompts } : {}),
+              ...(secrets.criticApiKey ? { apiKey: secrets.criticApiKey } : {}),
+              signal: activitySignal(),
+            }),
+          critic.batchSize,
+        );
+      case 'none':
+        // filterTasksByCritic keeps the candidates without asking a critic.
+        return {
+          trainedByCampaign: false,
+          values: () => Promise.reject(new Error('models.critic.backend is none: no critic values states')),
+        };
+    }
+  }
+
+  function ormOf(orm: ModelsConfig['orm']): OrmRole {
+    switch (orm.backend) {
+      case 'embedded':
+        return {
+          trainedByCampaign: true,
+          async judge(checkpoint, items) {
+            return { verdicts: await (await models.orm(checkpoint)).judge(states(items)), failures: [] };
+          },
+        };
+      case 'chat':
+        return {
+          trainedByCampaign: false,
+          async judge(_checkpoint, items) {
+            const judge = createChatOrm({
+              ...chatOptions(orm, secrets, activitySignal()),
+              topLogprobs: orm.topLogprobs,
+              actionTargets: orm.actionTargets,
+              concurrency: orm.concurrency,
+              ...(orm.maxObservationChars !== undefined ? { maxObservationChars: orm.maxObservationChars } : {}),
+            });
+            return withHeartbeats(() => ({ judging: items.length }), judgeEach(judge, items, orm.concurrency));
+          },
+        };
+    }
+  }
+
+  function trainerOf(trainer: ModelsConfig['trainer'], actor: ExternalActorJob): Trainer {
+    switch (trainer.backend) {
+      case 'embedded':
+        return embeddedTrainer(ctx);
+      case 'external':
+        return externalTrainer(ctx, trainer, actor);
+    }
+  }
+
+  function taskGeneratorOf(generator: ModelsConfig['taskGenerator']): TaskGenerator | undefined {
+    switch (generator.backend) {
+      case 'embedded':
+        return undefined;
+      case 'chat':
+        return createChatTaskGenerator(generator, () => chatOptions(generator, secrets, activitySignal()));
+    }
+  }
+
+  function feasibilityOf(feasibility: ModelsConfig['feasibility']): FeasibilityJudge | undefined {
+    switch (feasibility.backend) {
+      case 'none':
+        return undefined;
+      case 'chat':
+        return {
+          model: feasibility.model,
+          judge: (tasks) =>
+            judgeFeasibility(tasks, {
+              ...chatOptions(feasibility, secrets, activitySignal()),
+              batchSize: feasibility.batchSize,
+              concurrency: feasibility.concurrency,
+              keepUnjudged: feasibility.keepUnjudged,
+            }),
+        };
+    }
+  }
+
+  function servingOf(serving: ModelsConfig['serving']): ActorServing | undefined {
+    switch (serving.backend) {
+      case 'none':
+        return undefined;
+      case 'vllm-lora':
+        return vllmLoraServing(ctx, serving, secrets);
+      case 'command':
+        return commandServing(ctx, serving, secrets);
+    }
+  }
+
+  function resolve(config: ModelsConfig): ModelRoles {
+    const serving = servingOf(config.serving);
+    const actor = actorOf(config.actor, serving);
+    return {
+      actor,
+      critic: criticOf(config.critic, actor.prompts),
+      orm: ormOf(config.orm),
+      trainer: trainerOf(config.trainer, {
+        trainsFromRecords: actor.trainsFromRecords,
+        maxLoraRank: serving?.maxLoraRank,
+        // How the records' prompts were written, and a configured context as the trainer's max length too.
+        ...(config.actor.backend === 'completions'
+          ? { promptFormat: config.actor.promptFormat, ...(typeof config.actor.contextTokens === 'number' ? { maxLength: config.actor.contextTokens } : {}) }
+          : {}),
+      }),
+      taskGenerator: taskGeneratorOf(config.taskGenerator),
+      feasibility: feasibilityOf(config.feasibility),
+      serving,
+    };
+  }
+
+  return (config) => {
+    const key = JSON.stringify(config.models);
+    let roles = resolved.get(key);
+    if (!roles) {
+      roles = resolve(config.models);
+      resolved.set(key, roles);
+    }
+    return roles;
+  };
 }

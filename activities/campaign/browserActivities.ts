@@ -4,7 +4,6 @@
  * keys from its scope and returns the published manifest when one exists.
  */
 import { Context } from '@temporalio/activity';
-import { loadModelSecrets } from '../../config/secrets';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
@@ -14,12 +13,7 @@ import type { Policy, PolicyTask } from '../../browser/policies/policy';
 import { Rng } from '../../env/random';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
-import { createActorPolicy } from '../../models/actorPolicy';
 import type { CriticValues } from '../../models/critic';
-import { mapSettled } from '../../models/remote/concurrency';
-import { judgeFeasibility } from '../../models/remote/feasibility';
-import { chatOptions, remoteActorPolicy, remoteCritic, type BackendFailure } from './backends';
-import { servedActor } from './deployActivities';
 import { deriveSeed } from '../../browser/rng';
 import type { BrowserActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
@@ -27,7 +21,8 @@ import type { CampaignContext } from './context';
 import { episodeOptions, InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
 import type { Config } from '../../config/schema';
 import { demonstrationTasks } from './demonstrationTasks';
-import { criticExamplesOf, ormExamplesOf, type ModelCache } from './models';
+import { criticExamplesOf, ormExamplesOf } from './models';
+import type { RolesFor } from './roles';
 import { mostPromisingTasks } from './mostPromisingTasks';
 import { campaignEnvironment, prepareEnvironment } from './environments';
 
@@ -64,8 +59,8 @@ function canonical(response: string): string {
   return parsed.ok ? formatAction(parsed.action) : response;
 }
 
-export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: BrowserRuntime; models: ModelCache }): BrowserActivities {
-  const { ctx, runtime, models } = deps;
+export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: BrowserRuntime; roles: RolesFor }): BrowserActivities {
+  const { ctx, runtime, roles } = deps;
 
   return {
     async prepareEnvironment(input) {
@@ -119,18 +114,12 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const config = await ctx.config(input);
         const tasks = (await ctx.readDataset<EnvironmentTask>(input.tasks)).slice(input.offset, input.offset + input.limit);
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
-        // A remote actor is served elsewhere: `input.actor` then names the trainer's output, not an ONNX file.
-        const remote = remoteActorPolicy(config.models, loadModelSecrets(), input.temperature, await servedActor(ctx, config.models.serving, input.actor));
-        const actor = remote ? undefined : await models.actor(input.actor);
+        const policyFor = await roles(config).actor.policies(input.actor, { temperature: input.temperature, seed });
         const rows = await runTasks({
           ctx, runtime, config, tasks,
           prefix: `${base}/`,
           stage: `${input.purpose} shard ${input.shard}`,
-          policyFor: () =>
-            remote ??
-            (input.temperature > 0
-              ? createActorPolicy(actor!, { mode: 'sample', temperature: input.temperature, seed })
-              : createActorPolicy(actor!, { mode: 'greedy' })),
+          policyFor,
         });
         const trajectories = await ctx.writeDataset(`${base}/index.jsonl`, rows);
         const result: ShardResult = { shard: input.shard, trajectories, infrastructureFailures: 0 };
@@ -142,9 +131,11 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input);
         const candidates = await ctx.readDataset<EnvironmentTask>(input.candidates);
-        const secrets = loadModelSecrets();
-        const signal = Context.current().cancellationSignal;
-        const critic = (await remoteCritic(config.models, secrets, signal)) ?? (await models.critic(input.critic));
+        if (config.models.critic.backend === 'none') {
+          const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), candidates.slice(0, input.limit ?? candidates.length));
+          return { objects: await ctx.datasetObjects(tasks), data: { tasks, meanValue: 0 } };
+        }
+        const { critic, feasibility } = roles(config);
         const { environment, siteUrls } = await campaignEnvironment(runtime, config, candidates);
         // Tasks share start pages: observe each distinct start URL once, in a fresh episode state.
         const observations = new Map<string, Observation>();
@@ -154,25 +145,8 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, siteUrls), config));
           Context.current().heartbeat({ startPages: observations.size });
         }
-        const states = candidates.map((task) => ({ intent: task.intent, history: [], observation: observations.get(startUrlOf(task, siteUrls))! }));
-        const values: (CriticValues | null)[] = [];
-        const criticFailures: BackendFailure[] = [];
-        if (config.models.critic.backend === 'embedded') {
-          values.push(...(await critic.values(states)));
-        } else {
-          // A remote critic that fails on a batch costs that batch (dropped, recorded), not the phase.
-          const size = config.models.critic.backend === 'http' ? config.models.critic.batchSize : 256;
-          const batches = Array.from({ length: Math.ceil(states.length / size) }, (_, b) => states.slice(b * size, (b + 1) * size));
-          const settled = await mapSettled(batches, 1, (batch) => critic.values(batch));
-          settled.forEach((result, b) => {
-            const batch = candidates.slice(b * size, (b + 1) * size);
-            if (result.ok) values.push(...result.value);
-            else {
-              values.push(...batch.map(() => null));
-              criticFailures.push(...batch.map((task) => ({ item: String(task.task_id), reason: result.reason })));
-            }
-          });
-        }
+        const items = candidates.map((task) => ({ id: String(task.task_id), state: { intent: task.intent, history: [], observation: observations.get(startUrlOf(task, siteUrls))! } }));
+        const { values, failures: criticFailures } = await critic.values(input.critic, items);
         const [low, high] = input.band;
         // Either head may qualify the task (WebRL's double critic).
         let kept = candidates.filter((_, i) => {
@@ -184,15 +158,9 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-values.json'), candidates.map((t, i) => ({ taskId: t.task_id, ...(values[i] ?? { failed: true }) })));
         if (criticFailures.length) await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-failures.json'), criticFailures);
 
-        const feasibility = config.models.feasibility;
-        if (feasibility.backend === 'chat' && kept.length > 0) {
+        if (feasibility && kept.length > 0) {
           Context.current().heartbeat({ feasibility: kept.length });
-          const judgedTasks = await judgeFeasibility(kept, {
-            ...chatOptions(feasibility, secrets, signal),
-            batchSize: feasibility.batchSize,
-            concurrency: feasibility.concurrency,
-            keepUnjudged: feasibility.keepUnjudged,
-          });
+          const judgedTasks = await feasibility.judge(kept);
           kept = judgedTasks.kept;
           await ctx.store.putJson(ctx.key(input, 'tasks', 'feasibility.json'), {
             model: feasibility.model,

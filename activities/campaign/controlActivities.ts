@@ -3,22 +3,18 @@
  * phase (the self-evolving curriculum, or the train split for the ablation), the held-out test set,
  * the evaluation summary, and the phase manifest, written last.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import { loadModelSecrets } from '../../config/secrets';
+import { ApplicationFailure } from '@temporalio/activity';
 import { Rng } from '../../env/random';
-import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
-import type { ModelsConfig } from '../../config/schema';
-import { chatOptions } from './backends';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
-import { webArenaTaskSchema } from '../../env/tasks/schema';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { ControlActivities } from './contract';
 import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
-import { servedRecordKey, type ServedModelRecord } from './deployActivities';
+import { servedRecordKey } from './deployActivities';
+import type { RolesFor, ServedModelRecord } from './roles';
 
 
 /** Ids of generated tasks: clear of the splits' ids (test from 0, train from 10,000). */
@@ -31,58 +27,8 @@ export interface EvaluationResult {
   tasks: Array<{ taskId: string; site: string; score: number; steps: number; answer: string | null }>;
 }
 
-const normaliseIntent = (intent: string) => intent.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-
-/**
- * In-breadth evolution over a chat model: the failed tasks seed their sites, the replies become
- * WebArena tasks with this phase's numeric ids, and anything already known (splits, earlier phases,
- * another site's reply) is dropped. Generated tasks carry an evaluator only when the model wrote a
- * valid one; the ORM rewards their rollouts either way.
- */
-async function generateWithChat(
-  generator: Extract<ModelsConfig['taskGenerator'], { backend: 'chat' }>,
-  request: { failed: EnvironmentTask[]; known: Set<string>; count: number; firstTaskId: number; seed: number; label: string },
-): Promise<{ tasks: EnvironmentTask[]; duplicates: string[]; failures: GenerationFailure[] }> {
-  const bySite = new Map<string, EnvironmentTask[]>();
-  for (const task of request.failed) {
-    const site = task.sites[0] ?? 'unknown';
-    bySite.set(site, [...(bySite.get(site) ?? []), task]);
-  }
-  const sites: SiteSeeds[] = [...bySite.keys()].sort().map((site) => ({
-    site,
-    seeds: new Rng(request.seed).fork(`seeds-${site}`).sample(bySite.get(site)!, Math.min(generator.seedsPerSite, bySite.get(site)!.length)),
-  }));
-  if (sites.length === 0 || request.count <= 0) return { tasks: [], duplicates: [], failures: [] };
-  const result = await generateTasksWithLlm(sites, {
-    ...chatOptions(generator, loadModelSecrets(), Context.current().cancellationSignal),
-    idPrefix: request.label,
-    turns: generator.turns,
-    tasksPerTurn: generator.tasksPerTurn,
-    temperature: generator.temperature,
-    seed: request.seed,
-  });
-  const seen = new Set([...request.known].map(normaliseIntent));
-  const tasks: EnvironmentTask[] = [];
-  const duplicates: string[] = [];
-  for (const generated of result.tasks) {
-    if (tasks.length >= request.count) break;
-    const key = normaliseIntent(generated.intent);
-    if (seen.has(key)) {
-      duplicates.push(generated.intent);
-      continue;
-    }
-    seen.add(key);
-    const parsed = webArenaTaskSchema.safeParse({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id });
-    // The model's evaluator is kept only when it is a valid WebArena one (its own schema is looser).
-    const task = parsed.success ? parsed.data : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as EnvironmentTask);
-    if (!parsed.success) delete (task as { eval?: unknown }).eval;
-    tasks.push(task);
-  }
-  return { tasks, duplicates, failures: result.failures };
-}
-
-export function createControlActivities(deps: { ctx: CampaignContext }): ControlActivities {
-  const { ctx } = deps;
+export function createControlActivities(deps: { ctx: CampaignContext; roles: RolesFor }): ControlActivities {
+  const { ctx, roles } = deps;
 
   return {
     async generateTasks(input) {
@@ -114,9 +60,9 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
           }
           const failed = await ctx.readDataset<EnvironmentTask>(input.failedTasks);
           const firstTaskId = GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE;
-          const generator = config.models.taskGenerator;
-          if (generator.backend === 'chat') {
-            const generated = await generateWithChat(generator, { failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
+          const generator = roles(config).taskGenerator;
+          if (generator) {
+            const generated = await generator.generate({ failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
             tasks = generated.tasks;
             let filled = 0;
             if (generator.fillWithEmbedded && evolve && tasks.length < input.count) {
@@ -154,7 +100,7 @@ export function createControlActivities(deps: { ctx: CampaignContext }): Control
           // Too few failures to evolve from (the actor solved nearly everything): the phase is topped
           // up with train tasks not asked before, so it never runs empty (unless a chat generator is
           // configured not to mix in embedded tasks).
-          const mayTopUp = generator.backend !== 'chat' || generator.fillWithEmbedded;
+          const mayTopUp = !generator || generator.fillWithEmbedded;
           if (mayTopUp && tasks.length < input.count) {
             const unasked = train.filter((t) => !askedBefore.has(t.intent));
             tasks = [...tasks, ...new Rng(input.seed).fork(`top-up-${input.phase}`).sample(unasked, input.count - tasks.length)];

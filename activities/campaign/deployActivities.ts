@@ -26,23 +26,15 @@ import { readFile, rename, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../../config/schema';
-import { loadModelSecrets } from '../../config/secrets';
+import type { ModelSecrets } from '../../config/secrets';
 import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
 import { downloadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
 import type { TrainActivities } from './contract';
 import { withHeartbeats, type CampaignContext } from './context';
+import type { ActorServing, RolesFor, ServedModelRecord } from './roles';
 
 const execFileAsync = promisify(execFile);
-
-export interface ServedModelRecord {
-  name: string;
-  role: 'actor';
-  checkpoint: string;
-  backend: 'vllm-lora' | 'command';
-  /** The adapter path as the server sees it (vllm-lora). */
-  adapterPath?: string;
-}
 
 export function servedRecordKey(checkpointKey: string): string {
   return `${checkpointKey}.served.json`;
@@ -149,74 +141,95 @@ async function stageAdapter(ctx: CampaignContext, serving: VllmServing, record: 
   return join(serving.serverDir ?? serving.sharedDir!, relative);
 }
 
-function serverOptions(serving: Serving): ModelServerOptions {
-  const secrets = loadModelSecrets();
+function serverOptions(serving: Serving, secrets: ModelSecrets): ModelServerOptions {
   return { baseUrl: serving.baseUrl, ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}), ...('timeoutMs' in serving ? { timeoutMs: serving.timeoutMs } : {}) };
 }
 
 /**
  * The name to ask the server for when acting with (or scoring) the checkpoint `checkpointKey`, or
- * undefined when it was never deployed (the configured model serves it). With vLLM, an adapter the
- * server no longer lists (it restarted and lost its runtime adapters) is staged and loaded again first.
+ * undefined when it was never deployed (the configured model serves it), made ready by the serving
+ * backend where it may have lost it.
  */
-export async function servedActor(ctx: CampaignContext, serving: Config['models']['serving'], checkpointKey: string): Promise<string | undefined> {
+export async function servedActor(ctx: CampaignContext, serving: ActorServing | undefined, checkpointKey: string): Promise<string | undefined> {
   const record = await ctx.store.tryGetJson<ServedModelRecord>(servedRecordKey(checkpointKey));
-  if (!record || serving.backend !== 'vllm-lora' || record.adapterPath === undefined) return record?.name;
-  const server = serverOptions(serving);
-  if (!(await listServedModels(server)).some((model) => model.id === record.name)) {
-    const adapterPath = await stageAdapter(ctx, serving, record, relative(serving.serverDir ?? serving.sharedDir!, record.adapterPath));
-    await loadAdapter(server, record.name, adapterPath);
-  }
-  return record.name;
+  if (!record) return undefined;
+  return serving ? serving.ready(record) : record.name;
 }
 
-export function createDeployActivities(deps: { ctx: CampaignContext }): Pick<TrainActivities, 'deployModels'> {
-  const { ctx } = deps;
+/**
+ * vLLM's runtime LoRA API. vLLM keeps runtime adapters in memory only, so an adapter a restarted
+ * server no longer lists is staged and loaded again before it is asked for.
+ */
+export function vllmLoraServing(ctx: CampaignContext, serving: VllmServing, secrets: ModelSecrets): ActorServing {
+  const server = serverOptions(serving, secrets);
+  return {
+    maxLoraRank: serving.maxLoraRank,
 
-  async function deployWithVllm(serving: VllmServing, server: ModelServerOptions, record: ServedModelRecord, phase: number, campaignId: string): Promise<ServedModelRecord> {
-    const adapterPath = await stageAdapter(ctx, serving, record, join(campaignId, `phase-${phase}`, record.role));
-    await loadAdapter(server, record.name, adapterPath);
-    await waitUntilListed(server, record.name, serving.timeoutMs, 200);
-    // Adapters of phases before the last `keepPhases` are no longer asked for.
-    const stale = phase - serving.keepPhases;
-    if (stale >= 0) {
-      const old = servedName(campaignId, stale, record.role);
-      if ((await listServedModels(server)).some((model) => model.id === old)) await unloadLoraAdapter(server, old);
-    }
-    return { ...record, adapterPath };
-  }
-
-  async function deployWithCommand(serving: Extract<Serving, { backend: 'command' }>, server: ModelServerOptions, record: ServedModelRecord): Promise<ServedModelRecord> {
-    const listed = (await listServedModels(server).catch(() => [])).some((model) => model.id === record.name);
-    if (!listed) {
-      const dir = join(ctx.localRoot('cache'), 'serving', record.checkpoint);
-      await syncCheckpoint(ctx.store, record.checkpoint, dir);
-      const values: Record<string, string> = { checkpoint: dir, name: record.name, role: record.role };
-      const [program, ...args] = splitCommand(serving.command).map((arg) => arg.replace(/\{(checkpoint|name|role)\}/g, (_, key: string) => values[key]!));
-      try {
-        await execFileAsync(program!, args, { timeout: serving.timeoutSeconds * 1000, maxBuffer: 16 * 1024 * 1024 });
-      } catch (error) {
-        const failure = error as { code?: unknown; stderr?: string; stdout?: string; message: string };
-        const tail = `${failure.stdout ?? ''}${failure.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
-        refuse(`the deploy command for ${record.name} failed (${typeof failure.code === 'number' ? `exit code ${failure.code}` : failure.message}); last lines:\n${tail}`);
+    async deploy(planned, scope) {
+      const record: ServedModelRecord = { ...planned, backend: 'vllm-lora' };
+      const adapterPath = await stageAdapter(ctx, serving, record, join(scope.campaignId, `phase-${scope.phase}`, record.role));
+      await loadAdapter(server, record.name, adapterPath);
+      await waitUntilListed(server, record.name, serving.timeoutMs, 200);
+      // Adapters of phases before the last `keepPhases` are no longer asked for.
+      const stale = scope.phase - serving.keepPhases;
+      if (stale >= 0) {
+        const old = servedName(scope.campaignId, stale, record.role);
+        if ((await listServedModels(server)).some((model) => model.id === old)) await unloadLoraAdapter(server, old);
       }
-    }
-    await waitUntilListed(server, record.name, serving.timeoutSeconds * 1000, serving.pollMs);
-    return record;
-  }
+      return { ...record, adapterPath };
+    },
+
+    async ready(record) {
+      if (record.adapterPath === undefined) return record.name;
+      if (!(await listServedModels(server)).some((model) => model.id === record.name)) {
+        const adapterPath = await stageAdapter(ctx, serving, record, relative(serving.serverDir ?? serving.sharedDir!, record.adapterPath));
+        await loadAdapter(server, record.name, adapterPath);
+      }
+      return record.name;
+    },
+  };
+}
+
+/** The user's deploy command, run with {checkpoint} (a local copy), {name} and {role}; then the server is polled until it lists the name. */
+export function commandServing(ctx: CampaignContext, serving: Extract<Serving, { backend: 'command' }>, secrets: ModelSecrets): ActorServing {
+  const server = serverOptions(serving, secrets);
+  return {
+    async deploy(planned) {
+      const record: ServedModelRecord = { ...planned, backend: 'command' };
+      const listed = (await listServedModels(server).catch(() => [])).some((model) => model.id === record.name);
+      if (!listed) {
+        const dir = join(ctx.localRoot('cache'), 'serving', record.checkpoint);
+        await syncCheckpoint(ctx.store, record.checkpoint, dir);
+        const values: Record<string, string> = { checkpoint: dir, name: record.name, role: record.role };
+        const [program, ...args] = splitCommand(serving.command).map((arg) => arg.replace(/\{(checkpoint|name|role)\}/g, (_, key: string) => values[key]!));
+        try {
+          await execFileAsync(program!, args, { timeout: serving.timeoutSeconds * 1000, maxBuffer: 16 * 1024 * 1024 });
+        } catch (error) {
+          const failure = error as { code?: unknown; stderr?: string; stdout?: string; message: string };
+          const tail = `${failure.stdout ?? ''}${failure.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
+          refuse(`the deploy command for ${record.name} failed (${typeof failure.code === 'number' ? `exit code ${failure.code}` : failure.message}); last lines:\n${tail}`);
+        }
+      }
+      await waitUntilListed(server, record.name, serving.timeoutSeconds * 1000, serving.pollMs);
+      return record;
+    },
+
+    async ready(record) {
+      return record.name;
+    },
+  };
+}
+
+export function createDeployActivities(deps: { ctx: CampaignContext; roles: RolesFor }): Pick<TrainActivities, 'deployModels'> {
+  const { ctx, roles } = deps;
 
   return {
     async deployModels(input) {
-      const config = await ctx.config(input);
-      const serving = config.models.serving;
-      if (serving.backend === 'none') return { served: null };
+      const serving = roles(await ctx.config(input)).serving;
+      if (!serving) return { served: null };
       return ctx.once(ctx.key(input, 'serving', 'actor'), async () => {
-        const server = serverOptions(serving);
-        const planned: ServedModelRecord = { name: servedName(input.campaignId, input.phase, 'actor'), role: 'actor', checkpoint: input.actor, backend: serving.backend };
-        const record = await withHeartbeats(
-          () => ({ deploying: planned.name }),
-          serving.backend === 'vllm-lora' ? deployWithVllm(serving, server, planned, input.phase, input.campaignId) : deployWithCommand(serving, server, planned),
-        );
+        const planned = { name: servedName(input.campaignId, input.phase, 'actor'), role: 'actor' as const, checkpoint: input.actor };
+        const record = await withHeartbeats(() => ({ deploying: planned.name }), serving.deploy(planned, input));
         const written = await ctx.store.putJson(servedRecordKey(input.actor), record);
         return { objects: [written], data: { served: { actor: { name: record.name, checkpoint: record.checkpoint } } } };
       });

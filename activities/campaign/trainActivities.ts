@@ -1,36 +1,24 @@
 /**
  * Activities of the train task queue: ORM scoring, experience filtering (replay buffer with the
- * perplexity band), and training (SFT; critic, then the KL-constrained actor). Training runs in a worker
- * thread; each training checkpoint is uploaded, so a job killed midway resumes from it on any host.
+ * perplexity band), and training (SFT; critic, then the KL-constrained actor) by the campaign's trainer
+ * (activities/campaign/trainers.ts). The models behind each role come resolved (activities/campaign/roles.ts).
  */
-import { Context } from '@temporalio/activity';
-import { loadModelSecrets } from '../../config/secrets';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
-import { trainerVariables, type Objective } from '../../models/train/trainerContract';
-import { runTrainingInWorker } from '../../models/train/runTraining';
-import type { TrainingJob } from '../../models/train/trainer';
 import type { ModelState } from '../../models/state';
 import { outcomeState } from '../../models/orm';
-import { StorageNotFoundError } from '../../storage/errors';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Config } from '../../config/schema';
 import type { Demonstrations, TrainActivities } from './contract';
-import { withHeartbeats, type CampaignContext } from './context';
+import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
+import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
-import { criticExamplesOf, monteCarloReturn, ormExamplesOf, type ModelCache } from './models';
-import { actorPrompts, judgeEach, logProbsEach, remoteActorScorer, remoteOrm, remotePrompts, type BackendFailure } from './backends';
-import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
-import { servedActor } from './deployActivities';
-import { runExternalTrainer } from '../../models/remote/externalTrainer';
-import type { ActionLogProb } from '../../models/actor';
-import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
-import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
+import { criticExamplesOf, monteCarloReturn, ormExamplesOf } from './models';
+import type { RolesFor, TrainSpec } from './roles';
+import { trainingRecordsKey } from '../../models/train/trainingRecord';
 import { stepRecordOf } from './trainingRecords';
-
 
 export interface RewardRow {
   taskId: string;
@@ -60,159 +48,29 @@ export interface ExperienceRow {
   trajectoryReward?: number;
 }
 
-interface TrainSpec {
-  scope: PhaseScope;
-  name: 'actor' | 'critic' | 'orm';
-  /** The checkpoint's file name in the phase (default: `name`), when a phase trains a model twice. */
-  file?: string;
-  objective: Objective;
-  data: DatasetRef;
-  epochs: number;
-  init?: string;
-  reference?: string;
-  critic?: string;
-}
+export function createTrainActivities(deps: { ctx: CampaignContext; roles: RolesFor }): Omit<TrainActivities, 'deployModels'> {
+  const { ctx, roles } = deps;
 
-export function createTrainActivities(deps: { ctx: CampaignContext; models: ModelCache }): Omit<TrainActivities, 'deployModels'> {
-  const { ctx, models } = deps;
-
-  /**
-   * One training job: data and models staged from the store, training in a worker thread with
-   * heartbeats, each checkpoint uploaded; a retry downloads the last checkpoint and resumes.
-   */
+  /** One training job, by the campaign's trainer, published once under its checkpoint's key. */
   async function trainModel(spec: TrainSpec): Promise<{ key: string; steps: number; objects: ObjectInfo[] }> {
     const key = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.onnx`);
     const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.train-state`);
     return ctx.once(key, async () => {
       const config = await ctx.config(spec.scope);
-      if (config.models.trainer.backend === 'external') return trainExternally(spec, key, config.models.trainer, config.campaign.training.batchSize);
-      const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
-      await mkdir(dir, { recursive: true });
-      const learningRate = config.campaign.training.learningRates[spec.objective];
-      const dataPath = join(dir, 'data.jsonl');
-      await ctx.store.downloadFile(spec.data.key, dataPath);
-      const statePath = join(dir, 'model.onnx.state');
-      let resume = false;
-      try {
-        await ctx.store.downloadFile(stateKey, statePath);
-        resume = true;
-      } catch (error) {
-        if (!(error instanceof StorageNotFoundError)) throw error;
-      }
-      const job: TrainingJob = {
-        objective: spec.objective,
-        data: { path: dataPath },
-        dataRefs: [spec.data.key],
-        outPath: join(dir, 'model.onnx'),
-        statePath,
-        resume,
-        seed: spec.scope.seed,
-        epochs: spec.epochs,
-        ...(learningRate ? { learningRate } : {}),
-        batchSize: config.campaign.training.batchSize,
-        checkpointEvery: config.campaign.training.checkpointEvery,
-        ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
-        ...(spec.reference ? { reference: await ctx.localFile(spec.reference, { withCard: true }) } : {}),
-        ...(spec.critic ? { critic: await ctx.localFile(spec.critic, { withCard: true }) } : {}),
-        // Cards name models by storage key, never by this host's paths.
-        modelRefs: { ...(spec.init ? { init: spec.init } : {}), ...(spec.reference ? { reference: spec.reference } : {}), ...(spec.critic ? { critic: spec.critic } : {}) },
-      };
-      // Checkpoint uploads are chained so they land in order; the last one is awaited before returning.
-      let uploads = Promise.resolve();
-      let latest: object = { model: spec.name, phase: 'preparing', step: 0, totalSteps: 0 };
-      const result = await withHeartbeats(
-        () => latest,
-        runTrainingInWorker(job, {
-          signal: Context.current().cancellationSignal,
-          onProgress: (progress) => {
-            latest = { model: spec.name, ...progress };
-            Context.current().heartbeat(latest);
-          },
-          onCheckpoint: ({ path }) => {
-            uploads = uploads.then(async () => void (await ctx.store.uploadFile(stateKey, path)));
-          },
-        }),
-      );
-      await uploads;
-      if (result.status !== 'completed') throw new Error(`training of the ${spec.name} stopped at step ${result.step} of ${result.totalSteps}`);
-      const objects = await ctx.uploadModel(job.outPath, key);
-      return { objects, data: { key, steps: result.step, objects } };
+      const { steps, objects } = await roles(config).trainer.train(spec, { key, stateKey, training: config.campaign.training });
+      return { objects, data: { key, steps, objects } };
     });
-  }
-
-  /**
-   * One training job in an external command: data and models staged from the store (files or
-   * directory checkpoints), `{out}` stored as a checkpoint at the key the embedded trainer would write
-   * (a directory goes file by file under `key/`, with its listing beside it). A
-   * non-zero exit fails the activity with the trainer's last log lines.
-   */
-  async function trainExternally(
-    spec: TrainSpec,
-    key: string,
-    trainer: Extract<Config['models']['trainer'], { backend: 'external' }>,
-    batchSize: number,
-  ): Promise<{ objects: ObjectInfo[]; data: { key: string; steps: number; objects: ObjectInfo[] } }> {
-    // With a completions actor the trainer reads training records (prompt and response text), written
-    // beside the experience by filterExperience; other datasets go as they are.
-    const config = await ctx.config(spec.scope);
-    const records = trainingRecordsKey(spec.data.key);
-    const useRecords = config.models.actor.backend === 'completions' && (await ctx.store.exists(records));
-    const inputs: Record<string, string> = { data: useRecords ? records : spec.data.key };
-    if (spec.init) inputs.init = spec.init;
-    if (spec.reference) inputs.reference = spec.reference;
-    if (spec.critic) inputs.critic = spec.critic;
-    let latest: object = { model: spec.name, phase: 'external', fraction: 0 };
-    const result = await withHeartbeats(
-      () => latest,
-      runExternalTrainer({
-        command: trainer.command,
-        inputs,
-        // One template for every job: a job without an init, reference or critic leaves that option out.
-        optional: ['init', 'reference', 'critic'],
-        outputs: { out: key },
-        // Kept across attempts (keyed by the output), so a retried job resumes from its step checkpoints.
-        workDir: join(ctx.localRoot('training'), 'external', key),
-        store: ctx.store,
-        // What the embedded trainer gets as a job, as variables (the command template holds only paths).
-        env: {
-          ...trainerVariables({
-            model: spec.name,
-            objective: spec.objective,
-            epochs: spec.epochs,
-            batchSize,
-            seed: spec.scope.seed,
-            dataFormat: useRecords ? 'training-records' : 'examples',
-            recordSchemaVersion: TRAINING_RECORD_SCHEMA_VERSION,
-            // The actor is served by vLLM's runtime LoRA loading: the trainer refuses, before training, an adapter it would refuse.
-            ...(spec.name === 'actor' && config.models.serving.backend === 'vllm-lora' ? { maxLoraRank: config.models.serving.maxLoraRank } : {}),
-            // How the records' prompts were written (the trainer closes each response with that format's
-            // end of turn), and a configured context as the trainer's max length too.
-            ...promptVariables(config.models.actor),
-          }),
-          ...objectiveEnvironment(spec.objective, config.campaign.training),
-        },
-        ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
-        ...(trainer.timeoutSeconds ? { timeoutMs: trainer.timeoutSeconds * 1000 } : {}),
-        signal: Context.current().cancellationSignal,
-        onProgress: (fraction) => {
-          latest = { model: spec.name, phase: 'external', fraction };
-          Context.current().heartbeat(latest);
-        },
-      }),
-    );
-    // The manifest lists what was uploaded, with the digests the upload computed.
-    const objects = result.uploaded.out ?? [];
-    await ctx.store.putJson(`${key}.trainer-log.json`, { command: trainer.command, logTail: result.logTail });
-    // An external trainer reports no step count; 0 says so rather than inventing one.
-    return { objects, data: { key, steps: 0, objects } };
   }
 
   /**
    * A completions actor's phase-0 data as training records beside the datasets (activities/campaign/
    * phaseZeroData.ts), which the external trainer then reads; and the key of its init checkpoint.
    */
-  async function completionsSftData(scope: PhaseScope & Demonstrations, actor: Extract<Config['models']['actor'], { backend: 'completions' }>): Promise<{ actorPairs: number; key: string | undefined }> {
-    const prompts = actorPrompts(actor, loadModelSecrets(), Context.current().cancellationSignal);
+  async function completionsSftData(
+    scope: PhaseScope & Demonstrations,
+    actor: Extract<Config['models']['actor'], { backend: 'completions' }>,
+    prompts: PromptBuilder,
+  ): Promise<{ actorPairs: number; key: string | undefined }> {
     const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));
     if (actorRecords.length) await ctx.writeDataset(trainingRecordsKey(scope.demonstrations.key), actorRecords);
     await ctx.writeDataset(trainingRecordsKey(scope.criticExamples.key), await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)));
@@ -229,7 +87,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
         const config = await ctx.config(input);
         const { training } = config.campaign;
-        const init = config.models.actor.backend === 'completions' ? await completionsSftData(input, config.models.actor) : undefined;
+        const prompts = roles(config).actor.prompts;
+        const init = config.models.actor.backend === 'completions' && prompts ? await completionsSftData(input, config.models.actor, prompts) : undefined;
         // A completions actor with no SFT pairs at all (no oracle, no file) starts the campaign from its init checkpoint as it is.
         const actor = init?.actorPairs === 0 && init.key
           ? { key: init.key, steps: 0, objects: [] as ObjectInfo[] }
@@ -247,8 +106,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const { training } = config.campaign;
         // Only the evaluators' labels are used: a task without an evaluator says nothing here.
         const graded = (await records(input.shards)).filter((record) => record.graded && record.rounds.length > 0);
-        const fitOrm = config.models.orm.backend === 'embedded' && graded.length > 0;
-        const fitCritic = config.models.critic.backend === 'embedded' && graded.length > 0;
+        const { orm: ormRole, critic: criticRole } = roles(config);
+        const fitOrm = ormRole.trainedByCampaign && graded.length > 0;
+        const fitCritic = criticRole.trainedByCampaign && graded.length > 0;
         let orm = { key: input.orm, steps: 0, objects: [] as ObjectInfo[] };
         let critic = { key: input.critic, steps: 0, objects: [] as ObjectInfo[] };
         const datasets: DatasetRef[] = [];
@@ -274,20 +134,12 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
     async scoreWithOrm(input) {
       return ctx.once(ctx.key(input, 'rewards'), async () => {
         const config = await ctx.config(input);
-        const remote = remoteOrm(config.models, loadModelSecrets(), Context.current().cancellationSignal);
         const rows = (await Promise.all(input.shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
         const all = await records(input.shards);
         const states = all.map((record) => outcomeState(record.intent, record.rounds));
         const judgeable = states.flatMap((state, i) => (state ? [{ id: rows[i]!.trajectoryKey, state }] : []));
-        let scored: ({ pYes: number; reward: number } | null)[];
-        let failures: BackendFailure[] = [];
-        if (remote && config.models.orm.backend === 'chat') {
-          // A trajectory the remote ORM gave no usable verdict for gets reward 0, and the failure is kept.
-          ({ verdicts: scored, failures } = await withHeartbeats(() => ({ judging: judgeable.length }), judgeEach(remote, judgeable, config.models.orm.concurrency)));
-        } else {
-          const orm = await models.orm(input.orm);
-          scored = await orm.judge(judgeable.map((item) => item.state));
-        }
+        // A trajectory the ORM gave no usable verdict for gets reward 0, and the failure is kept.
+        const { verdicts: scored, failures } = await roles(config).orm.judge(input.orm, judgeable);
         let next = 0;
         const rewards: RewardRow[] = all.map((record, i) => {
           // A trajectory with no step (the start page failed to load) cannot be judged: reward 0.
@@ -335,22 +187,15 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const buffer = input.replayBuffer ? await ctx.readDataset<ExperienceRow>(input.replayBuffer) : [];
         const config = await ctx.config(input);
         // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
-        const secrets = loadModelSecrets();
-        const scorer = remoteActorScorer(config.models, secrets, Context.current().cancellationSignal, await servedActor(ctx, config.models.serving, input.actor));
-        let logProbs: (ActionLogProb | null)[];
-        let currentLogProbs: (ActionLogProb | null)[] | undefined;
-        if (scorer && config.models.actor.backend === 'completions') {
-          // A step the server cannot score is left out of this phase's replay, or has null log-probs in
-          // its training record (and is recorded).
-          const items = [...buffer, ...current].map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
-          const scored = await withHeartbeats(() => ({ scoring: items.length }), logProbsEach(scorer, items, config.models.actor.concurrency));
-          logProbs = scored.logProbs.slice(0, buffer.length);
-          currentLogProbs = scored.logProbs.slice(buffer.length);
-          if (scored.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scored.failures);
-        } else {
-          const actor = await models.actor(input.actor);
-          logProbs = await actor.logProbs(buffer.map((row) => ({ state: row.state, response: row.response })));
-        }
+        const actor = roles(config).actor;
+        // An actor trained from records has this phase's steps scored too (their reference log-probs);
+        // a step that cannot be scored is left out of this phase's replay, or has null log-probs in its
+        // training record (and is recorded).
+        const items = [...buffer, ...(actor.trainsFromRecords ? current : [])].map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
+        const scoring = await actor.logProbs(input.actor, items);
+        const logProbs = scoring.logProbs.slice(0, buffer.length);
+        const currentLogProbs = actor.trainsFromRecords ? scoring.logProbs.slice(buffer.length) : undefined;
+        if (scoring.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scoring.failures);
         const [low, high] = input.rankBand;
         const inBandIndices = buffer.flatMap((_, i) => {
           const scored = logProbs[i];
@@ -368,10 +213,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
         const written = [experience, replayBuffer, failedTasks];
-        const prompts = remotePrompts(config.models, secrets, Context.current().cancellationSignal);
-        if (currentLogProbs && prompts) {
+        if (currentLogProbs && actor.prompts) {
           // The records an external trainer reads, beside the experience: the same rows in the same order.
-          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma, prompts };
+          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma, prompts: actor.prompts };
           written.push(
             await ctx.writeDataset(trainingRecordsKey(experience.key), [
               ...(await Promise.all(current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)))),
@@ -417,10 +261,4 @@ export function createTrainActivities(deps: { ctx: CampaignContext; models: Mode
       return { actor: key, steps };
     },
   };
-}
-
-/** The completions actor's prompt settings an external trainer is told (none for the embedded actor). */
-function promptVariables(actor: Config['models']['actor']): { promptFormat?: string; maxLength?: number } {
-  if (actor.backend !== 'completions') return {};
-  return { promptFormat: actor.promptFormat, ...(typeof actor.contextTokens === 'number' ? { maxLength: actor.contextTokens } : {}) };
 }

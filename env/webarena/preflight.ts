@@ -11,6 +11,7 @@ import type { PreflightOptions } from '../backends/contract';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
 import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
+import { ensureWebArenaVerified } from '../evaluators/verified/environment';
 import { accountOf, signIn } from './sessions';
 import { siteUrlsOf, unavailableSites, webArenaSites } from './sites';
 
@@ -55,6 +56,9 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
     } catch (error) {
       problems.push(`campaign.environment.webarena.tasks.${split}: ${(error as Error).message}`);
     }
+  }
+  if (webarena.harness === 'webarena-verified') {
+    await ensureWebArenaVerified().catch((error: unknown) => problems.push(`campaign.environment.webarena.harness: WebArena-Verified's evaluator is not available: ${(error as Error).message}`));
   }
   const sites = webArenaSites(webarena);
   const urls = siteUrlsOf(sites);
