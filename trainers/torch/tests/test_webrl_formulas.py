@@ -53,7 +53,8 @@ def webrl_row_loss(log_prob: float, ref: float, tokens: int, advantage: float) -
 
 @pytest.mark.parametrize("prompt_format, closing", [("webrl-llama3", "<|eot_id|>"), ("chat-template", "<|im_end|>")])
 def test_actor_sft_targets_the_response_and_its_end_of_turn_as_webrl_per_row_mean(tiny_model, tmp_path, prompt_format, closing):
-    responses = [CLICK, 'exit(message="the lamp costs 12 dollars")', "scroll(direction='down')"] * 6
+    # An empty reply trains the end of turn alone (WebRL appends it to every action).
+    responses = [CLICK, 'exit(message="the lamp costs 12 dollars")', ""] * 6
     records = [step_record(i, success=True, response=responses[i]) for i in range(BATCH)]
     spec = JobSpec(objective="actor-sft", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), prompt_format=prompt_format)
     objective = _Objective(spec)
@@ -79,7 +80,7 @@ def test_actor_webrl_equals_webrls_formula_row_by_row_at_batch_16_with_the_end_o
     for i in range(BATCH):
         last = i % 3 == 0
         success = i % 2 == 0
-        response = CLICK if success else 'exit(message="no")'
+        response = CLICK if success else "" if i == 1 else 'exit(message="no")'
         # A refLogprob (response + end of turn) the current actor is close to or far from, so both betas and the cap occur.
         records.append(step_record(i, success=success, last=last, response=response, ref_logprob=-2.0 - 6.0 * (i % 4), mcReturn=0.9 if success else 0.0, reward=1.0 if success and last else 0.0))
     spec = JobSpec(objective="actor-webrl", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=model, critic=str(critic_dir), batch_size=BATCH)
@@ -94,7 +95,7 @@ def test_actor_webrl_equals_webrls_formula_row_by_row_at_batch_16_with_the_end_o
         assert abs(objective.advantage[i].item() - advantage) < 1e-6
         prompt = prompt_ids(objective.tokenizer, record["prompt"])
         target = response_ids(objective, record["response"])
-        assert objective.tokens[i].item() == len(target)  # the end of turn is counted
+        assert objective.tokens[i].item() == len(target) > 0  # the end of turn is counted, an empty reply's too
         log_prob = sum(row_log_probs(objective.module, prompt + target, len(prompt)))
         expected.append(webrl_row_loss(log_prob, record["refLogprob"], len(target), advantage))
     assert sum(1 for e in expected if e > 0) >= 3
@@ -138,7 +139,9 @@ def test_orm_is_chat_sft_on_yes_or_no_and_the_end_of_turn_under_the_models_chat_
         messages = orm_messages(row["state"]["intent"], [CLICK], row["state"]["observation"]["html"])
         assert record.prompt == objective.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         assert record.prompt.endswith("<|im_start|>assistant\n")
-        prompt = prompt_ids(objective.tokenizer, record.prompt)
+        # Tokenised as the chat endpoint does: the template's text alone (this template writes no BOS).
+        prompt = objective.tokenizer(record.prompt, add_special_tokens=False)["input_ids"]
+        assert prompt[0] != objective.tokenizer.bos_token_id
         target = response_ids(objective, "YES" if row["success"] else "NO")
         log_probs = row_log_probs(objective.module, prompt + target, len(prompt))
         expected.append(-sum(log_probs) / len(log_probs))

@@ -42,12 +42,7 @@ def _env(name: str, parse: Callable[[str], object], default: object, valid: Call
 # (RL actor and critic 1e-6, scripts/config/main/default.yaml; SFT 1e-5 and ORM 5e-6, its LLaMA-Factory
 # configs). LoRA: ten times those, the usual ratio between a LoRA rate and a full fine-tune's.
 FULL_FINETUNE_LEARNING_RATES = {"actor-sft": 1e-5, "actor-webrl": 1e-6, "critic": 1e-6, "orm": 5e-6}
-LORA_LEARNING_RATE_FACTOR = 10.0
-
-
-def default_learning_rate(objective: str, full_finetune: bool) -> float:
-    rate = FULL_FINETUNE_LEARNING_RATES[objective]
-    return rate if full_finetune else rate * LORA_LEARNING_RATE_FACTOR
+LORA_LEARNING_RATES = {"actor-sft": 1e-4, "actor-webrl": 1e-5, "critic": 1e-5, "orm": 5e-5}
 
 
 # Objectives whose adapter a vLLM may load at run time (the critic's LM is served by serve-critic).
@@ -111,7 +106,7 @@ def job_from(args: argparse.Namespace):
         positive_advantage=_env(VARIABLES["positiveAdvantage"], float, WEBRL.positive_advantage, lambda v: v > 0, "a positive number"),
         negative_advantage=_env(VARIABLES["negativeAdvantage"], float, WEBRL.negative_advantage, lambda v: v < 0, "a negative number"),
     )
-    learning_rate = args.learning_rate if args.learning_rate is not None else default_learning_rate(objective, args.full_finetune)
+    learning_rate = args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
     device, dtype = pick_device(args.device)
     return JobSpec(
         objective=objective,

@@ -38,6 +38,13 @@ def _prompts(body: object) -> list[str]:
         raise BadRequest("states: expected an array")
     prompts = []
     for i, state in enumerate(states):
+        # A state may carry the prompt as the actor's prompt format rendered it (chat-template included):
+        # scored as it is. Otherwise it is rendered here, in the webrl-llama3 format.
+        if isinstance(state, dict) and "prompt" in state:
+            if not isinstance(state["prompt"], str):
+                raise BadRequest(f"states.{i}.prompt: expected a string")
+            prompts.append(state["prompt"])
+            continue
         observation = state.get("observation") if isinstance(state, dict) else None
         if not isinstance(state, dict) or not isinstance(state.get("intent"), str):
             raise BadRequest(f"states.{i}.intent: expected a string")

@@ -44,11 +44,12 @@ def model_context(base_model: str) -> int:
     return length
 
 
-def prompt_ids(tokenizer: PreTrainedTokenizerBase, prompt: str) -> list[int]:
-    """The prompt's tokens as a server tokenises it, BOS added unless the text already starts with it
-    (a chat template that writes BOS itself), so there is never a double BOS."""
+def prompt_ids(tokenizer: PreTrainedTokenizerBase, prompt: str, chat: bool = False) -> list[int]:
+    """The prompt's tokens as the server tokenises it: a completion prompt with the tokenizer's special
+    tokens (BOS) unless its text already starts with BOS, so there is never a double BOS; a conversation
+    the chat endpoint rendered with the chat template as it is (the template writes BOS where it wants one)."""
     bos = tokenizer.bos_token
-    return tokenizer(prompt, add_special_tokens=not (bos and prompt.startswith(bos)))["input_ids"]
+    return tokenizer(prompt, add_special_tokens=not chat and not (bos and prompt.startswith(bos)))["input_ids"]
 
 
 def cut_middle(ids: list[int], keep: int) -> list[int]:
@@ -72,12 +73,15 @@ def closed(response: str, eot: str) -> str:
     return response if response.endswith(eot) else response + eot
 
 
-def encode_pairs(tokenizer: PreTrainedTokenizerBase, prompts: list[str], responses: list[str], max_length: int, device: str) -> Batch:
-    """Prompt + response token ids, right-padded. The response is kept whole; a prompt that leaves it no
-    room loses its middle. An empty response (a critic's state) is the prompt alone."""
+def encode_pairs(
+    tokenizer: PreTrainedTokenizerBase, prompts: list[str], responses: list[str], max_length: int, device: str, chat: bool = False
+) -> Batch:
+    """Prompt + response token ids, right-padded (`chat`: the prompts are chat-rendered conversations, see
+    prompt_ids). The response is kept whole; a prompt that leaves it no room loses its middle. An empty
+    response (a critic's state) is the prompt alone."""
     rows = []
     for prompt, response in zip(prompts, responses):
-        ids = prompt_ids(tokenizer, prompt)
+        ids = prompt_ids(tokenizer, prompt, chat)
         response_ids = tokenizer(response, add_special_tokens=False)["input_ids"] if response else []
         room = max_length - len(response_ids)
         if room < 2:

@@ -121,11 +121,14 @@ class _Objective:
             raise InputError(f"{self.spec.model.base_model} tokenizer: the orm objective needs the model's chat template (the judge is served through a chat endpoint)")
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
-    def _encode(self, ids: list[str], prompts: list[str], responses: list[str]) -> Batch:
-        """The rows' tokens, each response closed by the end of turn; a prompt cut the first time is logged."""
-        closed_responses = [closed(response, self.end_of_turn) if response else "" for response in responses]
+    def _encode(self, ids: list[str], prompts: list[str], responses: list[str] | None) -> Batch:
+        """The rows' tokens, each response closed by the end of turn (an empty reply is the end of turn
+        alone, as WebRL trains it), or the prompts alone (None: a critic's states); a prompt cut the first
+        time is logged."""
+        closed_responses = [closed(response, self.end_of_turn) for response in responses] if responses is not None else [""] * len(prompts)
         try:
-            batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device)
+            # The judge's text is a chat-rendered conversation (served through a chat endpoint).
+            batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device, chat=self.spec.objective == "orm")
         except InputError as error:
             raise InputError(f"{self.spec.data} {', '.join(ids)}: {error}") from None
         for row, cut in zip(ids, batch.cut_tokens):
@@ -169,7 +172,7 @@ class _Objective:
 
     def _state_inputs(self, states: list[tuple[str, str]]) -> dict:
         """(row id, prompt) pairs as the critic's input: the prompt alone."""
-        batch = self._encode([row for row, _ in states], [prompt for _, prompt in states], [""] * len(states))
+        batch = self._encode([row for row, _ in states], [prompt for _, prompt in states], None)
         return {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
 
     def loss(self, indices: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
