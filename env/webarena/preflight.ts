@@ -47,6 +47,13 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
     try {
       const loaded = await loadTaskSource(webarena.tasks[split], options.store);
       if (loaded.length === 0) problems.push(`campaign.environment.webarena.tasks.${split}: ${describeSource(webarena.tasks[split])} holds no tasks`);
+      // WebArena-Verified's tasks are scored by its evaluator only, and it scores nothing else.
+      const verifiedHarness = webarena.harness === 'webarena-verified';
+      const mismatched = loaded.filter((task) => Boolean(task.verified) !== verifiedHarness);
+      if (mismatched.length) {
+        const why = verifiedHarness ? "are not in WebArena-Verified's format, which harness webarena-verified scores" : 'are WebArena-Verified tasks: set harness: webarena-verified';
+        problems.push(`campaign.environment.webarena.tasks.${split}: ${taskList(mismatched)} of ${describeSource(webarena.tasks[split])} ${why}`);
+      }
       tasks.push(...loaded);
       if (split === 'train' && config.models.actor.backend === 'embedded' && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
         problems.push(

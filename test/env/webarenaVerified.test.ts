@@ -19,6 +19,9 @@ import { backend as webarenaBackend } from '../../env/backends/webarena';
 import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
 import { parseConfig } from '../../config/load';
 import { EnvCtrlResetFailed, runResetHook, webArenaSites } from '../../env/webarena/sites';
+import { sitesAndTasksProblems } from '../../env/webarena/preflight';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -93,6 +96,32 @@ describe('WebArena-Verified', () => {
     const second = await sharedVerifiedEvaluator();
     assert.notEqual(second, first);
     assert.equal((await second.assets()).version, '1.2.3');
+  });
+
+  it('the pre-start check refuses Verified tasks under another harness, and other tasks under the Verified one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-verified-check-'));
+    try {
+      const file = join(dir, 'tasks.json');
+      await writeFile(file, JSON.stringify(tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.verified)));
+      const ids = tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.task_id).join(', ');
+      const problemsUnder = async (harness: string) => {
+        const config = parseConfig({
+          campaign: {
+            phase: { curriculum: false },
+            environment: { backend: 'webarena', webarena: { harness, sites: {}, tasks: { train: { path: file }, test: { path: file } } } },
+          },
+        });
+        if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
+        return sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      };
+      const lite = await problemsUnder('webarena-lite');
+      assert.ok(lite.includes(`campaign.environment.webarena.tasks.train: tasks ${ids} of ${file} are WebArena-Verified tasks: set harness: webarena-verified`), lite.join('\n'));
+      const verified = await problemsUnder('webarena-verified');
+      assert.ok(!verified.some((p) => p.includes('WebArena-Verified')), verified.join('\n'));
+      assert.ok(verified.some((p) => p.startsWith('site gitlab has no URL')), verified.join('\n'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails a wrong variant of each demo, and a message that is not JSON with its reason', async () => {
