@@ -2,7 +2,9 @@
  * Environment costs. The webarena backend against the embedded sites served by `webrl env serve` in
  * its own process: the oracle's success on exported test tasks (a seeded sample, the same number per
  * site, or all of them; a reset before every episode, one episode per site), the time per step there
- * and on the embedded backend over the same tasks, and each site's reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
+ * and on the embedded backend over the same tasks, the same tasks in WebArena-Verified's format scored
+ * by its official evaluator (the oracle's success, the evaluator's ms per episode), and each site's
+ * reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
  * copy-on-write state on all four sites and the cookie on a browser context), and oracle episodes
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
  * on a seeded mix of test tasks from every template. Last, MiniWoB++ (the miniwob backend): the oracle
@@ -18,21 +20,25 @@ import { CHROMIUM_ARGS, ensureChromium } from '../infra/tools';
 import { BrowserPool } from '../browser/pool';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
-import { startEmbeddedSites } from '../env/embedded-sites';
+import { startEmbeddedSites } from '../env/embeddedSites';
 import { Rng } from '../env/random';
 import { generateTasks } from '../env/tasks/generate';
 import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment';
 import { asWebArenaTask } from '../cli/env';
+import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
+import { parseTasks } from '../env/tasks/loader';
+import type { WebArenaTask } from '../env/tasks/schema';
+import { toVerifiedTask } from '../env/tasks/verified';
 import { serveSites, servedWebArenaConfig } from '../test/harness/servedSites';
 import type { EpisodeEnvironment } from '../browser/contract';
-import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/siteUrls';
 import { TEXT_TASK_TYPES } from '../env/backends/miniwob/catalog';
 import { MiniwobEnvironment } from '../env/backends/miniwob/environment';
 import { ORACLE_TASK_TYPES } from '../env/backends/miniwob/oracle';
 import { ensureMiniwobPages } from '../env/backends/miniwob/package';
 import { loadMiniwobTasks } from '../env/backends/miniwob/tasks';
 import { toEpisodeTask as miniwobEpisodeTask } from '../env/tasks/episodeTask';
-import { serveDirectory } from '../browser/static-server';
+import { serveDirectory } from '../browser/staticServer';
 
 const EPISODES = Number(process.argv[2] ?? 30);
 const RESETS = Number(process.argv[3] ?? 200);
@@ -48,24 +54,36 @@ Object.assign(process.env, served.credentials);
 const webarenaConfig = servedWebArenaConfig(served, 'unused.json', (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } } }));
 const sample = WEBARENA_PER_SITE > 0 ? EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites[0] === site).slice(0, WEBARENA_PER_SITE)) : tasks;
 const exported = sample.map(asWebArenaTask);
-async function oracleRun(label: string, environment: EpisodeEnvironment, urls: SiteUrls, pool: BrowserPool): Promise<{ solved: number; stepMs: number }> {
+// The same tasks in WebArena-Verified's format (`webrl env export --format webarena-verified`), scored by its official evaluator.
+const exportedVerified = parseTasks(sample.map(toVerifiedTask));
+async function oracleRun(
+  label: string,
+  environment: EpisodeEnvironment,
+  urls: SiteUrls,
+  pool: BrowserPool,
+  taskSet: readonly WebArenaTask[] = exported,
+): Promise<{ solved: number; stepMs: number; evaluatorMs: number }> {
   const started = performance.now();
   let done = 0;
   const results = await Promise.all(
-    exported.map(async (task) => {
+    taskSet.map(async (task) => {
       const result = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
-      if (++done % 10 === 0 || done === exported.length) console.log(`${label}: ${done}/${exported.length} oracle episodes`);
+      if (++done % 10 === 0 || done === taskSet.length) console.log(`${label}: ${done}/${taskSet.length} oracle episodes`);
       return result;
     }),
   );
   const steps = results.reduce((n, r) => n + r.outcome.steps, 0);
   for (const { outcome } of results.filter((r) => r.outcome.score !== 1)) console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
-  return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps) };
+  const evaluatorMs = results.reduce((ms, r) => ms + Number(r.outcome.evaluation?.evaluator_ms ?? 0), 0) / Math.max(1, results.length);
+  return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps), evaluatorMs };
 }
 const comparePool = await BrowserPool.start({ size: 4 });
 const webarenaSites = new WebArenaSites(webarenaConfig, () => comparePool.openContext());
 const webarenaRun = await oracleRun('webarena backend', new WebArenaEnvironment(webarenaSites, exported), webarenaSites.urls, comparePool);
 const embeddedRun = await oracleRun('embedded backend', env, sites.urls, comparePool);
+const verifiedEnvironment = new WebArenaEnvironment(webarenaSites, exportedVerified, { harness: 'webarena-verified' });
+const verifiedRun = await oracleRun('webarena-verified harness', verifiedEnvironment, webarenaSites.urls, comparePool, exportedVerified);
+(await sharedVerifiedEvaluator()).close();
 const resetMsBySite: Record<string, number> = {};
 for (const site of webarenaSites.sites) {
   for (let i = 0; i < 5; i++) await webarenaSites.reset(site);
@@ -75,6 +93,7 @@ for (const site of webarenaSites.sites) {
 await comparePool.close();
 await served.stop();
 console.log(`webarena backend: ${webarenaRun.solved}/${exported.length} test tasks solved by the oracle`);
+console.log(`webarena-verified harness: ${verifiedRun.solved}/${exportedVerified.length} solved, ${verifiedRun.evaluatorMs.toFixed(1)} ms of the official evaluator per episode`);
 
 // Reset cost, measured on one live browser context as the episode loop would use it.
 const browser = await chromium.launch({ executablePath: (await ensureChromium()).path, args: CHROMIUM_ARGS });
@@ -134,6 +153,8 @@ console.log(`miniwob: ${miniwobSolved}/${miniwobTasks.length} oracle episodes so
 
 console.log(`BENCH env.webarena.oracle_success ${(webarenaRun.solved / exported.length).toFixed(3)} fraction`);
 console.log(`BENCH env.webarena.step_ms ${webarenaRun.stepMs.toFixed(1)} ms`);
+console.log(`BENCH env.webarena_verified.oracle_success ${(verifiedRun.solved / exportedVerified.length).toFixed(3)} fraction`);
+console.log(`BENCH env.webarena_verified.evaluator_ms ${verifiedRun.evaluatorMs.toFixed(1)} ms`);
 console.log(`BENCH env.embedded.step_ms ${embeddedRun.stepMs.toFixed(1)} ms`);
 for (const [site, ms] of Object.entries(resetMsBySite)) console.log(`BENCH env.reset_ms.${site} ${ms.toFixed(2)} ms`);
 console.log(`BENCH env.reset_ms ${resetMs.toFixed(2)} ms`);

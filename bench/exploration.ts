@@ -39,9 +39,9 @@ import type { Policy } from '../browser/policies/policy';
 import { formatAction } from '../browser/grammar';
 import { BrowserPool } from '../browser/pool';
 import { deriveSeed } from '../browser/rng';
-import { TrainingSchema } from '../config/schema';
+import { EMBEDDED_EPOCHS, TrainingSchema } from '../config/schema';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
-import { startEmbeddedSites } from '../env/embedded-sites';
+import { startEmbeddedSites } from '../env/embeddedSites';
 import { Rng } from '../env/random';
 import { generateSplits } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
@@ -104,7 +104,7 @@ async function demonstrate(label: string, tasks: readonly WebArenaTask[]): Promi
 /** Trains the actor as a campaign's phase 0 does (its epochs and batch size) on these rounds. */
 async function trainActor(name: string, records: readonly EpisodeRound[]): Promise<Actor> {
   const outPath = join(work, `${name}.onnx`);
-  await train({ objective: 'actor-sft', data: { records: [...records] }, outPath, seed: SEED, epochs: training.sftEpochs, batchSize: training.batchSize });
+  await train({ objective: 'actor-sft', data: { records: [...records] }, outPath, seed: SEED, epochs: EMBEDDED_EPOCHS.sftEpochs, batchSize: training.batchSize });
   return new Actor(await loadModel(outPath, { kind: 'actor' }));
 }
 

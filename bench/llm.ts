@@ -30,7 +30,7 @@ import { readPhaseManifests } from '../campaign/manifest';
 import { createOpenAIPolicy } from '../browser/policies/openai';
 import type { Policy } from '../browser/policies/policy';
 import { BrowserPool } from '../browser/pool';
-import { serveDirectory } from '../browser/static-server';
+import { serveDirectory } from '../browser/staticServer';
 import { ensureChromium } from '../infra/tools';
 import { ensureVllm } from '../infra/vllm/environment';
 import { startVllmServer } from '../infra/vllm/server';

@@ -35,7 +35,7 @@ import type { Policy, PolicyTask } from '../browser/policies/policy';
 import { createRandomPolicy } from '../browser/policies/random';
 import { BrowserPool } from '../browser/pool';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
-import { startEmbeddedSites } from '../env/embedded-sites';
+import { startEmbeddedSites } from '../env/embeddedSites';
 import { generateSplits } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { Actor, candidateBatch } from '../models/actor';

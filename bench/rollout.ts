@@ -21,7 +21,7 @@ import { executorOptionsFor } from '../browser/executor';
 import { VIEWPORT, type ObservationProfile } from '../browser/observe';
 import { createOraclePolicy } from '../browser/policies/oracle';
 import { BrowserPool } from '../browser/pool';
-import { serveDirectory } from '../browser/static-server';
+import { serveDirectory } from '../browser/staticServer';
 import { createShopEnvironment, shopTasks, type ShopEnvironment, type ShopTask } from '../test/browser/fixtures/shop';
 import { SITE_DIR } from '../test/browser/helpers';
 

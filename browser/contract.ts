@@ -89,13 +89,20 @@ export interface EpisodeEnvironment {
 /** What an evaluator reports beside the score (MiniWoB++: the page's raw reward), kept in the trace. */
 export type EvaluationDetails = Record<string, string | number | boolean | null>;
 
+/** A score with what the evaluator saw, and files to store beside the trace (name -> text; WebArena-Verified: `network.har`). */
+export interface ScoredEpisode {
+  score: number;
+  details: EvaluationDetails;
+  files?: Record<string, string>;
+}
+
 export interface PreparedEpisode {
   startUrl: string;
   /**
    * Scores the finished episode on its final page with the last `exit` message (null if none): the
    * score, or the score with what the evaluator saw.
    */
-  evaluate(page: Page, answer: string | null): Promise<number | { score: number; details: EvaluationDetails }>;
+  evaluate(page: Page, answer: string | null): Promise<number | ScoredEpisode>;
   /** Drops the episode's state; called once, after evaluate. */
   dispose(): Promise<void>;
 }

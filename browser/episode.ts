@@ -53,6 +53,8 @@ export interface EpisodeOutcome {
   detail?: string;
   /** What the environment's evaluator reported beside the score, when it does (MiniWoB++'s raw reward). */
   evaluation?: EvaluationDetails;
+  /** Keys of the files the evaluator handed back, stored beside the trace (name -> key). */
+  files?: Record<string, string>;
   durationMs: number;
   traceKey?: string;
 }
@@ -210,6 +212,7 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
   };
   let prepared: PreparedEpisode | undefined;
   let executor: ActionExecutor | undefined;
+  let files: Record<string, string> | undefined;
   try {
     prepared = await withTimeout(request.environment.prepareEpisode(context, request.task), stepTimeoutMs, 'preparing the episode').catch(
       (error: unknown) => {
@@ -227,7 +230,10 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
         },
       );
       if (typeof evaluated === 'number') outcome.score = evaluated;
-      else Object.assign(outcome, { score: evaluated.score, evaluation: evaluated.details });
+      else {
+        Object.assign(outcome, { score: evaluated.score, evaluation: evaluated.details });
+        files = evaluated.files;
+      }
     }
   } catch (error) {
     const failure = asInfrastructure(error, 'browser_error', 'running the episode');
@@ -246,6 +252,11 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
   outcome.durationMs = Math.round(performance.now() - started);
   if (request.traceSink) {
     try {
+      const sink = request.traceSink;
+      if (files && sink.writeFile) {
+        const stored = await Promise.all(Object.entries(files).map(async ([name, text]) => [name, (await sink.writeFile!(traceId, name, text)).key] as const));
+        outcome.files = Object.fromEntries(stored);
+      }
       outcome.traceKey = (await request.traceSink.writeTrajectory(traceId, toTraceRows(traceId, request.task.intent, steps, outcome))).key;
       await request.traceSink.writeScore?.(traceId, toScoreRecord(traceId, steps, outcome));
     } catch (error) {

@@ -9,7 +9,7 @@ import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import type { Action, Observation } from './contract';
 import { errorMessage, InfrastructureError, withTimeout } from './errors';
 import { observe, type ObservationProfile } from './observe';
-import { callPage, TIMER_PROBE_SCRIPT } from './page-call';
+import { callPage, TIMER_PROBE_SCRIPT } from './pageCall';
 import { DEFAULT_SETTLE, defaultMinWaitMs, isNavigationInterruption, NetworkWatch, settle, type SettleOptions } from './settle';
 
 export interface ExecutorOptions {

@@ -10,8 +10,8 @@
  * A quiet page waits `quietMs`, or `minWaitMs` when that is longer.
  */
 import type { BrowserContext, Frame, Page, Request } from 'playwright-core';
-import { callPage } from './page-call';
-import type { ObservationProfile } from './page-runtime';
+import { callPage } from './pageCall';
+import type { ObservationProfile } from './pageRuntime';
 
 export interface SettleOptions {
   /** How long the DOM must stay unchanged. */

@@ -67,6 +67,8 @@ export interface TraceSink {
   writeScore?(traceId: string, record: ScoreRecord): Promise<{ key: string }>;
   /** Optional: stores a step's PNG screenshot; without it screenshots are not taken. */
   writeScreenshot?(traceId: string, index: number, png: Uint8Array): Promise<{ key: string }>;
+  /** Optional: stores a file the evaluator handed back (the network trace) beside the trajectory. */
+  writeFile?(traceId: string, name: string, text: string): Promise<{ key: string }>;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -94,6 +96,7 @@ export function toTraceRows(traceId: string, intent: string, steps: readonly Epi
     ...(step.screenshot === undefined ? {} : { screenshot: step.screenshot }),
     score: outcome.score,
     ...(outcome.evaluation === undefined ? {} : { evaluation: outcome.evaluation }),
+    ...(outcome.files === undefined ? {} : { files: outcome.files }),
     answer: outcome.answer,
     reason: outcome.reason,
     infra_failure: outcome.infraFailure,
@@ -152,6 +155,13 @@ export class LocalTraceSink implements TraceSink {
     const key = `${fileName(traceId)}/step-${index}.png`;
     await mkdir(join(this.dir, fileName(traceId)), { recursive: true });
     await writeFile(join(this.dir, key), png);
+    return { key };
+  }
+
+  async writeFile(traceId: string, name: string, text: string): Promise<{ key: string }> {
+    const key = `${fileName(traceId)}/${fileName(name)}`;
+    await mkdir(join(this.dir, fileName(traceId)), { recursive: true });
+    await writeFile(join(this.dir, key), text);
     return { key };
   }
 }

@@ -2,10 +2,11 @@
  * A phase's experience for trainers outside this project:
  *
  *   records  the training records (models/train/trainingRecord.ts), one JSON object per line
- *   webrl    a JSON array in the field layout WebRL's own trainer reads (scripts/process_data.py's output,
- *            loaded into webrl/data/utils.py's ReplayBuffer): observation, action, reward,
- *            next_observation, done, mc_return, plus task, trajectory_reward and, for replayed steps,
- *            rank_score
+ *   webrl    the file WebRL's own trainer loads with torch.load (webrl/algorithms/offpolicy_train_loop.py),
+ *            written by `webrl-torch export-webrl`: steps in the field layout of scripts/process_data.py's
+ *            output (observation, action, reward, next_observation, done, mc_return, plus task,
+ *            trajectory_reward and, for replayed steps, rank_score), as trajectory lists, or as one flat
+ *            list when the file's name holds `_filter` (WebRL's loader decides by the name)
  *
  * A phase of a completions actor has its records stored beside the experience (with log-probs); for
  * any other phase they are built here from the experience rows, without log-probs.
@@ -57,7 +58,7 @@ export async function phaseExperience(store: ArtifactStore, campaignId: string, 
   return { rows, records };
 }
 
-export function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): WebRLExperienceItem {
+function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): WebRLExperienceItem {
   const score = row.trajectoryReward ?? row.reward;
   return {
     observation: record.prompt,
@@ -71,4 +72,22 @@ export function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): Web
     trajectory_reward: score >= 0.5 ? 1 : 0,
     ...(record.source === 'replay' && record.rank !== null ? { rank_score: record.rank } : {}),
   };
+}
+
+/**
+ * What WebRL's loader reads: a flat step list (every step, replayed ones included, as its replay filter
+ * writes `*_filter.pt`), or the phase's own trajectories, each its steps in order (replayed steps are single
+ * steps of older trajectories: WebRL recomputes mc_return per trajectory, so they are left out there).
+ */
+export function webrlTrainerData(rows: ExperienceRow[], records: TrainingStepRecord[], flat: boolean): WebRLExperienceItem[] | WebRLExperienceItem[][] {
+  const items = rows.map((row, i) => webrlItemOf(row, records[i]!));
+  if (flat) return items;
+  const trajectories = new Map<string, { step: number; item: WebRLExperienceItem }[]>();
+  records.forEach((record, i) => {
+    if (record.source === 'replay') return;
+    const steps = trajectories.get(record.traceId) ?? [];
+    steps.push({ step: record.step, item: items[i]! });
+    trajectories.set(record.traceId, steps);
+  });
+  return [...trajectories.values()].map((steps) => steps.sort((a, b) => a.step - b.step).map(({ item }) => item));
 }

@@ -2,16 +2,17 @@
  * `webrl env serve`: runs the four embedded sites as standalone sites (one shared state each, a login
  * page, `POST /__webrl/reset`) and prints their URLs and accounts.
  * `webrl env tasks`: lists (or writes) the generated train / test tasks.
- * `webrl env export`: writes a split as a WebArena-format task file (placeholders, oracle plans kept).
+ * `webrl env export`: writes a split as a task file in WebArena's or WebArena-Verified's format (placeholders, oracle plans kept).
  */
 import { writeFile } from 'node:fs/promises';
-import type { Command } from 'commander';
-import { standaloneAccounts, startEmbeddedSites } from '../env/embedded-sites';
-import { credentialVariables } from '../env/login-forms';
-import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/site-urls';
+import { Option, type Command } from 'commander';
+import { standaloneAccounts, startEmbeddedSites } from '../env/embeddedSites';
+import { credentialVariables } from '../env/loginForms';
+import { EMBEDDED_SITE_NAMES, isSiteName, WEBARENA_PORTS, type EmbeddedSiteName } from '../env/siteUrls';
 import { parseSitePorts } from './flags';
 import { cachedTasks, type Split } from '../env/tasks/generate';
 import type { WebArenaTask } from '../env/tasks/schema';
+import { toVerifiedTask } from '../env/tasks/verified';
 import { DEFAULT_SEED } from '../env/world';
 
 export function parseSeed(value: string): number {
@@ -75,13 +76,15 @@ export function registerEnvCommands(program: Command): void {
       await sites.stop();
     });
 
-  taskSelection(env.command('export'), 'where to write (default webarena-<split>.json)')
-    .description('write the embedded tasks of a split as a WebArena-format task file (site placeholders, oracle plans kept)')
-    .action(async (options: { split: string; site?: string; seed: number; out?: string }) => {
-      const tasks = (await selectEmbeddedTasks(options)).map(asWebArenaTask);
-      const out = options.out ?? `webarena-${options.split}.json`;
+  taskSelection(env.command('export'), 'where to write (default webarena-<split>.json, or webarena-verified-<split>.json)')
+    .description("write the embedded tasks of a split as a task file in WebArena's format or WebArena-Verified's (site placeholders, oracle plans kept)")
+    .addOption(new Option('--format <format>', 'the task format').choices(['webarena', 'webarena-verified']).default('webarena'))
+    .action(async (options: { split: string; site?: string; seed: number; out?: string; format: 'webarena' | 'webarena-verified' }) => {
+      const selected = await selectEmbeddedTasks(options);
+      const tasks = options.format === 'webarena-verified' ? selected.map(toVerifiedTask) : selected.map(asWebArenaTask);
+      const out = options.out ?? `${options.format}-${options.split}.json`;
       await writeFile(out, JSON.stringify(tasks, null, 1));
-      console.log(`wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in WebArena's format to ${out}`);
+      console.log(`wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in ${options.format === 'webarena' ? "WebArena's" : "WebArena-Verified's"} format to ${out}`);
     });
 
   taskSelection(env.command('tasks'), 'write the (filtered) task file instead of listing')

@@ -4,7 +4,7 @@
  * fix a port-conflict message names works on the command that hit it.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/siteUrls';
 
 export interface StackFlags {
   config?: string;

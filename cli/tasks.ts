@@ -7,8 +7,9 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load';
 import { loadModelSecrets } from '../config/secrets';
 import { createJudge, LlmJudge } from '../env/evaluators/judge';
-import { HARNESSES, type Harness } from '../env/evaluators/text-match';
-import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/site-urls';
+import { SCORING_HARNESSES, type ScoringHarness } from '../env/evaluators/evaluator';
+import { VERIFIED_TASK_SETS } from '../env/evaluators/verified/dataset';
+import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/siteUrls';
 import { DEFAULT_MAX_TASK_FILE_BYTES, validateTaskFile } from '../env/tasks/loader';
 
 function table(title: string, counts: Record<string, number>): string {
@@ -19,7 +20,7 @@ function table(title: string, counts: Record<string, number>): string {
 interface ValidateOptions {
   siteUrl?: string[];
   maxBytes: number;
-  harness: Harness;
+  harness?: ScoringHarness;
   config?: string;
   requireLlmJudge?: boolean;
 }
@@ -28,13 +29,16 @@ export function registerTaskCommands(program: Command): void {
   const tasks = program.commands.find((c) => c.name() === 'tasks') ?? program.command('tasks').description('WebArena-format task files');
   tasks
     .command('validate <file>')
-    .description('validate a task file and build its evaluators; prints counts per site and eval type, or every invalid task')
+    .description(
+      `validate a task file (WebArena's or WebArena-Verified's format, or a Verified subset file; ${VERIFIED_TASK_SETS.join(' and ')} name the installed package's sets) and build its evaluators; prints counts per site and eval type, or every invalid task`,
+    )
     .option('--site-url <pairs...>', 'SITE=URL for a placeholder (default: the stock WebArena addresses)')
     .option('--max-bytes <n>', 'refuse a task file larger than this', (value: string) => Number(value), DEFAULT_MAX_TASK_FILE_BYTES)
     .addOption(
-      new Option('--harness <name>', "whose evaluation semantics: WebArena-Lite's or the original WebArena benchmark's (which grades fuzzy_match with an LLM)")
-        .choices(HARNESSES)
-        .default('webarena-lite'),
+      new Option(
+        '--harness <name>',
+        "whose evaluation semantics: WebArena-Lite's, the original WebArena benchmark's (which grades fuzzy_match with an LLM) or WebArena-Verified's (default: webarena-verified for a Verified file, else webarena-lite)",
+      ).choices(SCORING_HARNESSES),
     )
     .option('-c, --config <file>', 'campaign file whose models.judge is the LLM judge (default: the deterministic judge)')
     .option('--require-llm-judge', 'a task graded by an LLM (fuzzy_match, ua_match) is invalid without an LLM judge (always so with --harness webarena)')
@@ -46,20 +50,20 @@ export function registerTaskCommands(program: Command): void {
         const report = await validateTaskFile(file, {
           siteUrls,
           judge,
-          harness: options.harness,
+          ...(options.harness ? { harness: options.harness } : {}),
           requireLlmJudge: options.requireLlmJudge ?? false,
           maxBytes: options.maxBytes,
         });
         if (report.problems.length > 0) {
           for (const problem of report.problems) console.error(problem.message);
           console.error(
-            `invalid task file ${file}: ${report.invalid} of ${report.total} tasks invalid (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, harness ${options.harness})`,
+            `invalid task file ${file}: ${report.invalid} of ${report.total} tasks invalid (${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, harness ${report.harness})`,
           );
           process.exitCode = 1;
           return;
         }
         const judged = judge instanceof LlmJudge ? `LLM judge ${judge.describe()}` : 'deterministic judge';
-        console.log(`${file}: ${report.total} tasks, all evaluators built (harness ${options.harness}, ${judged})`);
+        console.log(`${file}: ${report.total} tasks, all evaluators built (harness ${report.harness}, ${judged})`);
         console.log(table('per site (a task counts under each of its sites):', report.counts.bySite));
         console.log(table('per eval type:', report.counts.byEvalType));
       } catch (error) {

@@ -16,6 +16,8 @@ import {
   StackConfigSchema,
   TemporalConfigSchema,
   TrainingSchema,
+  WEBRL_EPOCHS,
+  EMBEDDED_EPOCHS,
 } from './schema';
 
 const CampaignSchema = z.strictObject({
@@ -38,16 +40,31 @@ export const ConfigSchema = z
     // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
     const { environment } = config.campaign;
     for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
+    if (config.stack.llm && config.models.actor.backend !== 'completions') {
+      ctx.addIssue({ code: 'custom', path: ['stack', 'llm'], message: 'the served model is the actor: models.actor.backend must be completions (baseUrl http://127.0.0.1:<port>/v1)' });
+    }
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
-  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages).
+  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages);
+  // unset epochs follow the trainer (an external one trains LLMs: WebRL's).
   .transform((config) => {
-    const { environment } = config.campaign;
+    const { environment, training } = config.campaign;
+    const epochs = config.models.trainer.backend === 'external' ? WEBRL_EPOCHS : EMBEDDED_EPOCHS;
     const profile = environment.observation.profile ?? (config.models.actor.backend === 'completions' ? 'webrl' : 'default');
     const minWaitMs = environment.observation.minWaitMs ?? defaultMinWaitMs(profile);
     return {
       ...config,
-      campaign: { ...config.campaign, environment: { ...environment, observation: { profile, minWaitMs } } },
+      campaign: {
+        ...config.campaign,
+        environment: { ...environment, observation: { profile, minWaitMs } },
+        training: {
+          ...training,
+          sftEpochs: training.sftEpochs ?? epochs.sftEpochs,
+          ormEpochs: training.ormEpochs ?? epochs.ormEpochs,
+          criticEpochs: training.criticEpochs ?? epochs.criticEpochs,
+          actorEpochs: training.actorEpochs ?? epochs.actorEpochs,
+        },
+      },
       temporal: { ...config.temporal, address: config.temporal.address ?? `${config.stack.ip}:${config.stack.temporalPort}` },
       s3: { ...config.s3, endpoint: config.s3.endpoint ?? `http://${config.stack.ip}:${config.stack.minioPort}` },
     };

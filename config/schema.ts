@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Config } from './campaignConfig';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
-import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/site-urls';
+import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/siteUrls';
 
 const hostPort = z
   .string()
@@ -70,6 +70,19 @@ export const StackConfigSchema = z.strictObject({
   temporalUiPort: port.default(8233),
   minioPort: port.default(9000),
   minioConsolePort: port.default(9001),
+  /**
+   * A language model this machine serves for the campaign (a laptop's LLM path): the main job provisions
+   * vLLM's CPU build, the trainer's Python environment and the model under the data dir, and serves the
+   * model on 127.0.0.1:`port` as models.actor.model, with runtime LoRA, while it runs. Unset: none.
+   */
+  llm: z
+    .strictObject({
+      model: z.enum(['SmolLM2-135M-Instruct']),
+      port: port.default(8000),
+      maxLoraRank: z.number().int().min(1).max(256).default(16),
+      maxModelLen: z.number().int().min(256).max(131_072).default(8192),
+    })
+    .optional(),
 });
 
 export const ConcurrencySchema = z.strictObject({
@@ -107,12 +120,16 @@ const seconds = (max: number, fallback: number) => z.number().int().min(1).max(m
 /** A task file in WebArena's format: a local path, or a key in the campaign's store. */
 const TaskSourceSchema = z.union([z.strictObject({ path: z.string().min(1) }), z.strictObject({ key: z.string().min(1) })]);
 
-/** What restores a site's seeded state: a command (run with /bin/sh) or an HTTP request. */
+/**
+ * What restores a site's seeded state: a command (run with /bin/sh), an HTTP request, or the site's
+ * WebArena-Verified `env-ctrl` service (its base URL, port 8877 by default: `POST /restart?wait=1`, then `GET /status`).
+ */
 export const ResetHookSchema = z.union([
   z.strictObject({ command: z.string().min(1), timeoutSeconds: seconds(3600, 600) }),
   z.strictObject({
     http: z.strictObject({ url: siteUrl, method: z.enum(['POST', 'PUT', 'GET']).default('POST'), timeoutSeconds: seconds(3600, 120) }),
   }),
+  z.strictObject({ kind: z.literal('env-ctrl'), url: siteUrl, timeoutSeconds: seconds(3600, 600) }),
 ]);
 
 /** When a site is reset: before each evaluation, every N episodes on it, once at the start of each phase, or never. */
@@ -141,9 +158,10 @@ export const WebArenaSchema = z.strictObject({
   /**
    * Whose scoring rules the task files follow (docs/webarena.md): `webarena-lite` (WebArena-Lite's and
    * the exported embedded tasks') or `webarena` (the original benchmark's; its fuzzy_match and ua_match
-   * ask `models.judge`, which must then be a chat endpoint).
+   * ask `models.judge`, which must then be a chat endpoint), or `webarena-verified` (WebArena-Verified's
+   * task files, scored by its official evaluator from the agent's JSON response and the network trace).
    */
-  harness: z.enum(['webarena-lite', 'webarena']).default('webarena-lite'),
+  harness: z.enum(['webarena-lite', 'webarena', 'webarena-verified']).default('webarena-lite'),
   maxConcurrentEpisodesPerSite: z.number().int().min(1).max(256).default(4),
   /** A signed-in state is checked again (one HTTP request) by the first episode after this many seconds; 0 = every episode. */
   sessionCheckSeconds: z.number().min(0).max(86_400).default(60),
@@ -188,14 +206,21 @@ export const environmentFields = {
     .default({}),
 };
 
-/** Passes over the data per training job (WebRL's repository: 1 epoch for critic and actor). */
+/** Passes over the data per job when unset, with the embedded trainer (its small ONNX models). */
+export const EMBEDDED_EPOCHS = { sftEpochs: 8, ormEpochs: 8, criticEpochs: 2, actorEpochs: 2 } as const;
+/** With an external trainer: WebRL's (SFT 1 and ORM 4 in its LLaMA-Factory configs; critic and actor 1 per phase in webrl.yaml). */
+export const WEBRL_EPOCHS = { sftEpochs: 1, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1 } as const;
+
+const epochs = z.number().int().min(1).max(1000).optional();
+
+/** Passes over the data per training job (unset: EMBEDDED_EPOCHS or WEBRL_EPOCHS, by trainer backend). */
 export const TrainingSchema = z.strictObject({
-  sftEpochs: z.number().int().min(1).max(1000).default(8),
-  ormEpochs: z.number().int().min(1).max(1000).default(8),
-  criticEpochs: z.number().int().min(1).max(1000).default(2),
-  actorEpochs: z.number().int().min(1).max(1000).default(2),
+  sftEpochs: epochs,
+  ormEpochs: epochs,
+  criticEpochs: epochs,
+  actorEpochs: epochs,
   batchSize: z.number().int().min(1).max(4096).default(16),
-  /** Adam learning rates of the embedded trainer, per objective; unset = the trainer's defaults. */
+  /** Adam learning rates per objective; unset = the trainer's defaults (webrl-torch's: docs/torch-trainer.md). */
   learningRates: z
     .strictObject({
       'actor-sft': z.number().positive().max(1).optional(),
@@ -294,6 +319,12 @@ export const ModelsSchema = z
     critic: z
       .discriminatedUnion('backend', [
         embedded,
+        /**
+         * No critic filter: each phase rolls out the first tasksPerPhase candidates (the curriculum's
+         * seeded draw). The trainer still trains a critic for the actor's advantages. For a trainer whose
+         * critic no server serves (webrl-torch on a laptop).
+         */
+        z.strictObject({ backend: z.literal('none') }),
         z.strictObject({ backend: z.literal('onnx-file'), path: z.string().min(1), threads: z.number().int().min(1).max(64).default(1) }),
         z.strictObject({
           backend: z.literal('http'),

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../browser/contract';
-import { localEpisodeControl } from './http/site-server';
+import { localEpisodeControl } from './http/siteServer';
 import { DeterministicJudge, type FuzzyJudge } from './evaluators/judge';
-import { EvaluatedTasks } from './evaluators/task-set';
+import { EvaluatedTasks } from './evaluators/taskSet';
 import { EMBEDDED_SHOP_ADMIN_ACCOUNT } from './sites/shopping/rest';
 import { EPISODE_COOKIE } from './state/episodes';
-import { EMBEDDED_SITE_NAMES, type SiteUrls } from './site-urls';
+import { EMBEDDED_SITE_NAMES, type SiteUrls } from './siteUrls';
 import { startUrlOf } from './tasks/episodeTask';
 import type { WebArenaTask } from './tasks/schema';
 

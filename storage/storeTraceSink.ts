@@ -43,4 +43,10 @@ export class StoreTraceSink implements TraceSink {
     await this.store.putBytes(key, Buffer.from(png), 'image/png');
     return { key };
   }
+
+  async writeFile(traceId: string, name: string, text: string): Promise<{ key: string }> {
+    const key = `${this.prefix}${safeName(traceId)}/${safeName(name)}`;
+    await this.store.putBytes(key, Buffer.from(text), name.endsWith('.har') || name.endsWith('.json') ? 'application/json' : 'text/plain');
+    return { key };
+  }
 }

@@ -282,9 +282,11 @@ describe('campaign activities with remote model backends', () => {
     const log = await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`);
     assert.ok(log.logTail.includes('loaded 3 examples'));
     // An embedded actor's experience goes as it is; the objective's settings go in the environment.
-    for (const line of ['first example: a', 'WEBRL_TRAIN_DATA_FORMAT=examples', 'WEBRL_TRAIN_GAMMA=0.9', 'WEBRL_TRAIN_LEARNING_RATE=0.000001', 'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1', 'WEBRL_TRAIN_BETA_HIGH=5']) {
+    for (const line of ['first example: a', 'WEBRL_TRAIN_DATA_FORMAT=examples', 'WEBRL_TRAIN_GAMMA=0.9', 'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1', 'WEBRL_TRAIN_BETA_HIGH=5']) {
       assert.ok(log.logTail.includes(line), line);
     }
+    // No learning rate configured: the trainer picks its own per objective.
+    assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_LEARNING_RATE=')));
 
     const failing = await scope({ models: { trainer: { backend: 'external', command: `${command} --mode fail` } } });
     const data = await ctx.writeDataset(ctx.key(failing.scope, 'experience.jsonl'), [{ a: 1 }]);

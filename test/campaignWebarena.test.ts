@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { campaignProgress, campaignWorkflowId, retryFailedPhase } from '../campaign/control';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/site-urls';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/siteUrls';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { runWebrl } from './harness/cli';
 import { recordHistories } from './harness/histories';

@@ -75,6 +75,8 @@ describe('configuration', () => {
     ['adapters from s3 with vLLM', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', adapterLocation: 's3' } } }, 'models.serving.adapterLocation: vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader'],
     ['a trainer rank above the server’s', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --lora-rank 64' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters' } } }, "models.trainer.command: --lora-rank 64 is above the server's --max-lora-rank 16 (models.serving.maxLoraRank): vLLM would refuse every adapter"],
     ['a full fine-tune served by runtime LoRA', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --full-finetune' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters', maxLoraRank: 64 } } }, 'models.trainer.command: the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters'],
+    ['a local model with the embedded actor', { stack: { llm: { model: 'SmolLM2-135M-Instruct' } } }, 'stack.llm: the served model is the actor: models.actor.backend must be completions'],
+    ['a local model the project does not provision', { stack: { llm: { model: 'Llama-3.1-8B-Instruct' } } }, 'stack.llm.model'],
     ['deploy command with an unknown placeholder', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {out}' } } }, 'models.serving.command: unknown placeholder {out}'],
   ];
   for (const [what, raw, expected] of invalid) {
@@ -125,6 +127,17 @@ describe('configuration', () => {
     assert.equal(models.orm.backend === 'chat' && models.orm.concurrency, 8);
     assert.equal(models.orm.backend === 'chat' && models.orm.actionTargets, false, "WebRL's ORM input unless asked");
     assert.equal(models.feasibility.backend === 'chat' && models.feasibility.batchSize, 10);
+  });
+
+  test("unset epochs follow the trainer: the embedded trainer's for its ONNX models, WebRL's (SFT 1, ORM 4, critic 1, actor 1) for an external one", () => {
+    const epochs = (config: ReturnType<typeof parseConfig>) => {
+      const { sftEpochs, ormEpochs, criticEpochs, actorEpochs } = config.campaign.training;
+      return [sftEpochs, ormEpochs, criticEpochs, actorEpochs];
+    };
+    assert.deepEqual(epochs(parseConfig({})), [8, 8, 2, 2]);
+    const external = { models: { trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out}' } } };
+    assert.deepEqual(epochs(parseConfig(external)), [1, 4, 1, 1]);
+    assert.deepEqual(epochs(parseConfig({ ...external, campaign: { training: { ormEpochs: 2, actorEpochs: 3 } } })), [1, 2, 1, 3]);
   });
 
   test('the observation profile follows the actor unless set: webrl (500 ms wait) for a completions actor, else default (none)', () => {

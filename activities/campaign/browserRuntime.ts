@@ -7,7 +7,7 @@ import { BrowserPool } from '../../browser/pool';
 import type { BrowserContext } from 'playwright-core';
 import type { Config } from '../../config/schema';
 import type { WorkerResources } from '../../env/backends/contract';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 
 export class BrowserRuntime implements WorkerResources {
   private sites?: Promise<EmbeddedSites>;

@@ -28,6 +28,8 @@ export interface TrajectoryRecord {
   score: number;
   /** What the evaluator reported beside the score, when it does (MiniWoB++: the page's raw reward). */
   evaluation?: EvaluationDetails;
+  /** Files stored beside the trace (name -> key; WebArena-Verified: `network.har`). */
+  files?: Record<string, string>;
   /** Whether the task had an evaluator; `score` is 0 and means nothing when it had none. */
   graded: boolean;
   steps: number;
@@ -141,6 +143,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         intent: task.intent,
         score: outcome.score,
         ...(outcome.evaluation === undefined ? {} : { evaluation: outcome.evaluation }),
+        ...(outcome.files === undefined ? {} : { files: outcome.files }),
         graded: Boolean((task as Partial<EnvironmentTask>).eval),
         steps: outcome.steps,
         answer: outcome.answer,

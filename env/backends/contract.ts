@@ -11,9 +11,9 @@ import type { z } from 'zod';
 import type { EpisodeEnvironment } from '../../browser/contract';
 import type { Config } from '../../config/schema';
 import type { ArtifactStore } from '../../storage/artifactStore';
-import type { EmbeddedSites } from '../embedded-sites';
+import type { EmbeddedSites } from '../embeddedSites';
 import type { EvaluatorOptions } from '../evaluators/evaluator';
-import type { SiteUrls } from '../site-urls';
+import type { SiteUrls } from '../siteUrls';
 import type { EvolveRequest } from '../tasks/evolve';
 import type { WebArenaTask } from '../tasks/schema';
 

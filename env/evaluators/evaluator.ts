@@ -9,24 +9,34 @@
  */
 import type { Page } from 'playwright-core';
 import type { ShopAdminAccount } from '../../config/secrets';
-import { resolvePlaceholders, type SiteUrls } from '../site-urls';
+import { resolvePlaceholders, type SiteUrls } from '../siteUrls';
 import { TaskConfigError, type ProgramHtmlTarget, type ReferenceAnswers, type RequiredContents, type WebArenaTask } from '../tasks/schema';
 import { checkHelperCall, parseHelperCall, runHelperCall, type HelperCall, type HelperContext } from './helpers';
 import type { FuzzyJudge } from './judge';
-import { pythonStr, unescapeHtml } from './page-values';
-import { exactMatch, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './text-match';
-import { urlMatches } from './url-match';
+import { pythonStr, unescapeHtml } from './pageValues';
+import { exactMatch, HARNESSES, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './textMatch';
+import type { EvaluationDetails } from '../../browser/contract';
+import { scoreVerified, verifiedTaskProblems, type EpisodeEvidence } from './verified/harness';
+import { urlMatches } from './urlMatch';
 
 export interface TaskEvaluator {
-  /** Scores the final `page` of an episode (in its own browser context) and its `exit` answer. */
-  evaluate(page: Page, answer: string | null): Promise<number>;
+  /**
+   * Scores the final `page` of an episode (in its own browser context) and its `exit` answer (and,
+   * for the webarena-verified harness, the episode's network trace): the score, or the score with
+   * what the evaluator saw.
+   */
+  evaluate(page: Page, answer: string | null, evidence?: EpisodeEvidence): Promise<number | { score: number; details: EvaluationDetails }>;
 }
+
+/** The harnesses a task set may be scored under: WebArena's text rules (HARNESS_RULES) or WebArena-Verified's official evaluator. */
+export const SCORING_HARNESSES = [...HARNESSES, 'webarena-verified'] as const;
+export type ScoringHarness = (typeof SCORING_HARNESSES)[number];
 
 export interface EvaluatorOptions {
   siteUrls: SiteUrls;
   judge: FuzzyJudge;
-  /** Whose semantics: `webarena-lite` (default) or `webarena`, the original benchmark's harness. */
-  harness?: Harness;
+  /** Whose semantics: `webarena-lite` (default), `webarena` (the original benchmark's harness) or `webarena-verified`. */
+  harness?: ScoringHarness;
   /**
    * Tasks graded by an LLM in WebArena (fuzzy_match, and ua_match for unachievable tasks) are
    * invalid unless `judge` is an LLM judge. Always so with the `webarena` harness.
@@ -168,8 +178,8 @@ export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena
   return fields;
 }
 
-function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: EvaluatorOptions): Check {
-  const rules = HARNESS_RULES[options.harness ?? 'webarena-lite'];
+function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: EvaluatorOptions, harness: Harness): Check {
+  const rules = HARNESS_RULES[harness];
   return async (page) => {
     const ctx: HelperContext = { page, siteUrls: options.siteUrls, ...(options.shopAdmin ? { shopAdmin: options.shopAdmin } : {}) };
     for (const target of targets) {
@@ -290,6 +300,12 @@ export const HARNESS_RULES: Record<Harness, HarnessRules> = { 'webarena-lite': w
  */
 export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { problems: TaskConfigError[]; evaluator?: TaskEvaluator } {
   const harness = options.harness ?? 'webarena-lite';
+  if (harness === 'webarena-verified') {
+    // The official evaluator resolves the task's placeholders itself, from the site URLs.
+    const problems = verifiedTaskProblems(rawTask);
+    if (problems.length) return { problems };
+    return { problems, evaluator: { evaluate: (_page, answer, evidence) => scoreVerified(rawTask, options.siteUrls, answer, evidence) } };
+  }
   let task: WebArenaTask;
   try {
     task = resolveTaskPlaceholders(rawTask, options.siteUrls);
@@ -302,6 +318,7 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
 
   const rules = HARNESS_RULES[harness];
   if (types.includes('page_reward')) problem('eval.eval_types', 'page_reward is scored by the page itself (the miniwob backend), not by the WebArena evaluators');
+  if (types.includes('webarena_verified')) problem('eval.eval_types', "a WebArena-Verified task is scored by its official evaluator: use harness webarena-verified");
   rules.taskProblems(task, problem);
   if ((options.requireLlmJudge || rules.alwaysNeedsLlmJudge) && options.judge.kind !== 'llm') {
     for (const field of llmJudgedFields(task, harness)) {
@@ -321,7 +338,7 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
     const rule = task.eval.url_note ?? rules.defaultUrlRule;
     checks.push(async (page) => urlMatches(harness, reference, rule, page.url()));
   }
-  if (types.includes('program_html')) checks.push(programHtml(task, targets as CompiledTarget[], options));
+  if (types.includes('program_html')) checks.push(programHtml(task, targets as CompiledTarget[], options, harness));
   return {
     problems,
     evaluator: {

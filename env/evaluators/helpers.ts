@@ -9,9 +9,9 @@
  */
 import type { Page } from 'playwright-core';
 import { loadShopAdminAccount, SECRET_ENV, type ShopAdminAccount } from '../../config/secrets';
-import type { SiteUrls } from '../site-urls';
+import type { SiteUrls } from '../siteUrls';
 import { EPISODE_COOKIE } from '../state/episodes';
-import { urlparse } from './url-match';
+import { urlparse } from './urlMatch';
 
 export interface HelperContext {
   page: Page;

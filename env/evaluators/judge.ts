@@ -10,7 +10,7 @@ import type { ModelsConfig } from '../../config/schema';
 import type { ModelSecrets } from '../../config/secrets';
 import { chatText, excerpt, type ChatOptions } from '../../models/remote/chatText';
 import { createClient, describeEndpoint } from '../../models/remote/openaiClient';
-import { normalizeAnswer } from './text-match';
+import { normalizeAnswer } from './textMatch';
 
 export interface FuzzyJudge {
   /** `llm`: a language model grades, as WebArena does; `deterministic`: the embedded stand-in. */

@@ -1,7 +1,8 @@
 /** A stored task as the episode loop sees it: its start URL resolved, its oracle plan kept. */
 import type { EpisodeTask, OracleStep } from '../../browser/contract';
-import { resolvePlaceholders, type SiteUrls } from '../site-urls';
+import { resolvePlaceholders, type SiteUrls } from '../siteUrls';
 import type { WebArenaTask } from './schema';
+import { verifiedIntent } from './verified';
 
 /** The first start URL of a task, placeholders resolved (WebArena joins several with ` |AND| `). */
 export function startUrlOf(task: Pick<WebArenaTask, 'start_url'>, siteUrls: SiteUrls): string {
@@ -10,5 +11,7 @@ export function startUrlOf(task: Pick<WebArenaTask, 'start_url'>, siteUrls: Site
 
 /** What the episode loop needs of a task (with its oracle plan, for the oracle policy). */
 export function toEpisodeTask(task: WebArenaTask, siteUrls: SiteUrls): EpisodeTask & { oracle?: OracleStep[] } {
-  return { task_id: task.task_id, intent: task.intent, start_url: startUrlOf(task, siteUrls), ...(task.oracle ? { oracle: task.oracle } : {}) };
+  // A WebArena-Verified task tells the actor the JSON answer its evaluator reads.
+  const intent = task.verified ? verifiedIntent(task) : task.intent;
+  return { task_id: task.task_id, intent, start_url: startUrlOf(task, siteUrls), ...(task.oracle ? { oracle: task.oracle } : {}) };
 }

@@ -16,7 +16,7 @@ import { webArenaTaskSchema, type WebArenaTask } from './schema';
 import { renderIntent, type TaskTemplate } from './template';
 import { GITLAB_TEMPLATES } from './templates/gitlab';
 import { REDDIT_TEMPLATES } from './templates/reddit';
-import { SHOPPING_ADMIN_TEMPLATES } from './templates/shopping-admin';
+import { SHOPPING_ADMIN_TEMPLATES } from './templates/shoppingAdmin';
 import { SHOPPING_TEMPLATES } from './templates/shopping';
 
 export type Split = 'train' | 'test';

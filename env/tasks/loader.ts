@@ -1,12 +1,15 @@
 /**
- * Loads WebArena-format task files (a JSON array of tasks, or one task object), validates every
+ * Loads task files in WebArena's format or WebArena-Verified's (detected per task: `start_urls` or an
+ * `eval` list; env/tasks/verified.ts), a JSON array of tasks or one task object; validates every
  * task, builds every evaluator, and counts tasks per site and per eval type. Any problem is a
  * `TaskConfigError` naming the task id and the field; `validateTaskFile` reports every problem of
  * every task at once, the other loaders throw the first.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { checkTask, type EvaluatorOptions, type TaskEvaluator } from '../evaluators/evaluator';
+import { checkTask, type EvaluatorOptions, type ScoringHarness, type TaskEvaluator } from '../evaluators/evaluator';
 import { TaskConfigError, formatZodPath, webArenaTaskSchema, type WebArenaTask } from './schema';
+import { packagedTaskSet, selectSubset } from '../evaluators/verified/dataset';
+import { fromVerified, isSubset, isVerifiedItem, verifiedTaskSchema } from './verified';
 
 export interface LoadedTask {
   config: WebArenaTask;
@@ -30,7 +33,12 @@ export function parseTasksReport(data: unknown): { tasks: WebArenaTask[]; proble
   items.forEach((item, index) => {
     const rawId = (item as { task_id?: unknown } | null)?.task_id;
     const id = typeof rawId === 'number' || typeof rawId === 'string' ? rawId : `#${index}`;
-    const parsed = webArenaTaskSchema.safeParse(item);
+    const verified = isVerifiedItem(item) ? verifiedTaskSchema.safeParse(item) : undefined;
+    if (verified && !verified.success) {
+      for (const issue of verified.error.issues) problems.push(new TaskConfigError(id, formatZodPath(issue.path) || '(task)', issue.message));
+      return;
+    }
+    const parsed = webArenaTaskSchema.safeParse(verified ? fromVerified(item as Record<string, unknown>, verified.data) : item);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) problems.push(new TaskConfigError(id, formatZodPath(issue.path) || '(task)', issue.message));
       return;
@@ -57,19 +65,25 @@ export const DEFAULT_MAX_TASK_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads a task file's JSON. A file over `maxBytes` is refused before it is read: a whole file is
- * parsed at once, and an oversized one would hold the worker's memory for nothing.
+ * parsed at once, and an oversized one would hold the worker's memory for nothing. A WebArena-Verified
+ * subset file (`{ task_ids }`) reads as the installed package's tasks it lists, and the names
+ * `webarena-verified` and `webarena-verified-hard` as the package's own sets.
  */
 async function readTaskJson(path: string, maxBytes = DEFAULT_MAX_TASK_FILE_BYTES): Promise<unknown> {
+  const packaged = await packagedTaskSet(path);
+  if (packaged) return packaged;
   const { size } = await stat(path);
   if (size > maxBytes) {
     throw new Error(`${path} is ${size} bytes, over the ${maxBytes}-byte limit for a task file; split it, or raise the limit (--max-bytes)`);
   }
   const text = await readFile(path, 'utf8');
+  let data: unknown;
   try {
-    return JSON.parse(text);
+    data = JSON.parse(text);
   } catch (error) {
     throw new Error(`${path}: not valid JSON: ${(error as Error).message}`);
   }
+  return isSubset(data) ? selectSubset(data, path) : data;
 }
 
 /** Reads and validates a task file; the first invalid task throws. */
@@ -82,7 +96,9 @@ export function countTasks(tasks: readonly WebArenaTask[]): TaskCounts {
   const byEvalType: Record<string, number> = {};
   for (const task of tasks) {
     for (const site of task.sites) bySite[site] = (bySite[site] ?? 0) + 1;
-    for (const type of task.eval.eval_types) byEvalType[type] = (byEvalType[type] ?? 0) + 1;
+    // A WebArena-Verified task counts under its evaluators' names.
+    const types = task.verified ? new Set((task.verified.eval as { evaluator: string }[]).map((entry) => entry.evaluator)) : task.eval.eval_types;
+    for (const type of types) byEvalType[type] = (byEvalType[type] ?? 0) + 1;
   }
   return { total: tasks.length, bySite, byEvalType };
 }
@@ -126,6 +142,8 @@ export interface TaskFileReport {
   invalid: number;
   /** Counts over the tasks that passed the schema. */
   counts: TaskCounts;
+  /** The harness the tasks were checked under. */
+  harness: ScoringHarness;
 }
 
 /**
@@ -135,7 +153,8 @@ export interface TaskFileReport {
 export async function validateTaskFile(path: string, options: EvaluatorOptions & { maxBytes?: number }): Promise<TaskFileReport> {
   const data = await readTaskJson(path, options.maxBytes);
   const parsed = parseTasksReport(data);
-  const built = checkTasks(parsed.tasks, options);
+  const harness = options.harness ?? detectedHarness(parsed.tasks);
+  const built = checkTasks(parsed.tasks, { ...options, harness });
   const problems = [...parsed.problems, ...built.problems];
   return {
     total: Array.isArray(data) ? data.length : 1,
@@ -143,5 +162,11 @@ export async function validateTaskFile(path: string, options: EvaluatorOptions &
     problems,
     invalid: new Set(problems.map((p) => String(p.taskId))).size,
     counts: countTasks(parsed.tasks),
+    harness,
   };
+}
+
+/** A file of WebArena-Verified tasks is checked under its own harness, any other under WebArena-Lite's. */
+export function detectedHarness(tasks: readonly WebArenaTask[]): ScoringHarness {
+  return tasks.length > 0 && tasks.every((task) => task.verified) ? 'webarena-verified' : 'webarena-lite';
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { TASK_SITE_NAMES } from '../site-urls';
+import { TASK_SITE_NAMES } from '../siteUrls';
 
 const stringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 const scalarString = z.union([z.string(), z.number()]).transform(String);
@@ -42,8 +42,12 @@ export const programHtmlTargetSchema = z
   })
   .strict();
 
-/** `page_reward`: the page reports its own reward (MiniWoB++); its backend's environment scores it, never WebArena's evaluators. */
-export const EVAL_TYPES = ['string_match', 'url_match', 'program_html', 'page_reward'] as const;
+/**
+ * `page_reward`: the page reports its own reward (MiniWoB++); its backend's environment scores it, never
+ * WebArena's evaluators. `webarena_verified`: WebArena-Verified's official evaluator scores the task it
+ * carries under `verified` (env/tasks/verified.ts), with the harness of that name.
+ */
+export const EVAL_TYPES = ['string_match', 'url_match', 'program_html', 'page_reward', 'webarena_verified'] as const;
 
 export const evalSchema = z
   .object({
@@ -103,6 +107,8 @@ export const webArenaTaskSchema = z
     eval: evalSchema,
     intent_template_id: z.number().int().optional(),
     oracle: z.array(oracleStepSchema).optional(),
+    /** The task in WebArena-Verified's format, for its official evaluator (eval type `webarena_verified`). */
+    verified: z.record(z.string(), z.unknown()).optional(),
   })
   .loose();
 

@@ -5,7 +5,7 @@
  */
 import type { ElementMatcher, OracleStep } from '../../browser/contract';
 import type { Rng } from '../random';
-import type { EmbeddedSiteName } from '../site-urls';
+import type { EmbeddedSiteName } from '../siteUrls';
 import type { World } from '../world';
 import type { freshStates } from '../world';
 

@@ -10,9 +10,10 @@ import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../bro
 import type { WebArenaConfig } from '../../config/schema';
 import { startUrlOf } from '../tasks/episodeTask';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
-import { EvaluatedTasks } from '../evaluators/task-set';
-import type { Harness } from '../evaluators/text-match';
-import type { SiteUrls } from '../site-urls';
+import { EvaluatedTasks } from '../evaluators/taskSet';
+import type { ScoringHarness } from '../evaluators/evaluator';
+import { NetworkRecorder, storedHar } from '../evaluators/verified/network';
+import type { SiteUrls } from '../siteUrls';
 import type { WebArenaTask } from '../tasks/schema';
 import { showsLoginForm, SiteSessions } from './sessions';
 import { runResetHook, siteUrlsOf, unavailableSites, webArenaSites, type SiteUnavailable, type WebArenaSite } from './sites';
@@ -154,7 +155,7 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
   constructor(
     private readonly sites: WebArenaSites,
     tasks: readonly WebArenaTask[],
-    scoring: { judge?: FuzzyJudge; harness?: Harness } = {},
+    private readonly scoring: { judge?: FuzzyJudge; harness?: ScoringHarness } = {},
   ) {
     this.tasks = new EvaluatedTasks(tasks, { siteUrls: sites.urls, judge: scoring.judge ?? new DeterministicJudge(), harness: scoring.harness ?? 'webarena-lite' });
   }
@@ -166,6 +167,8 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
       const state = await this.sites.sessions.validState(site);
       if (state?.cookies.length) await context.addCookies(state.cookies);
     }
+    // WebArena-Verified scores the episode's requests too: they are recorded from its first one.
+    const recorder = this.scoring.harness === 'webarena-verified' ? new NetworkRecorder(context) : undefined;
     return {
       startUrl: startUrlOf(task, this.sites.urls),
       evaluate: async (page, answer) => {
@@ -176,7 +179,10 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
             throw new SessionExpired(`the session on site ${site.name} ended during the episode (its sign-in form is shown); signing in again`);
           }
         }
-        return evaluator.evaluate(page, answer);
+        if (!recorder) return evaluator.evaluate(page, answer);
+        const network = await recorder.stop();
+        const scored = await evaluator.evaluate(page, answer, { network });
+        return { ...(typeof scored === 'number' ? { score: scored, details: {} } : scored), files: { 'network.har': storedHar(network) } };
       },
       dispose: async () => {},
     };

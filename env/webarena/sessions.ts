@@ -5,7 +5,7 @@
  * form again, and the next episode signs in anew.
  */
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import type { ButtonLocator, FieldLocator, LoginForm } from '../login-forms';
+import type { ButtonLocator, FieldLocator, LoginForm } from '../loginForms';
 import type { WebArenaSite } from './sites';
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;

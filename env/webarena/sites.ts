@@ -5,8 +5,8 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WebArenaConfig, WebArenaSiteSettings } from '../../config/schema';
-import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../login-forms';
-import { SITE_NAMES, type SiteName, type SiteUrls } from '../site-urls';
+import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../loginForms';
+import { SITE_NAMES, type SiteName, type SiteUrls } from '../siteUrls';
 
 export interface WebArenaSite {
   name: SiteName;
@@ -93,6 +93,31 @@ export async function unavailableSites(
 
 const OUTPUT_TAIL = 2000;
 
+/** An env-ctrl reset that failed: the phase waits for an operator, the site named. */
+export class EnvCtrlResetFailed extends Error {
+  override name = 'EnvCtrlResetFailed';
+}
+
+/** One call to a site's env-ctrl service; its JSON answer must say `success`. */
+async function envCtrl(site: string, base: string, method: 'GET' | 'POST', path: string, timeoutSeconds: number): Promise<void> {
+  const url = `${base.replace(/\/+$/, '')}${path}`;
+  const failed = (detail: string) => new EnvCtrlResetFailed(`reset of site ${site}: env-ctrl ${method} ${url}: ${detail}`);
+  let response: Response;
+  try {
+    response = await fetch(url, { method, headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutSeconds * 1000) });
+  } catch (error) {
+    throw failed((error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message);
+  }
+  const body = (await response.json().catch(() => undefined)) as { success?: unknown; message?: unknown } | undefined;
+  if (body?.success !== true) throw failed(`${typeof body?.message === 'string' ? body.message : 'no success in the answer'} (HTTP ${response.status})`);
+}
+
+/** WebArena-Verified's reset: restart the site and wait until it is up, then its status must be healthy. */
+async function envCtrlReset(site: string, base: string, timeoutSeconds: number): Promise<void> {
+  await envCtrl(site, base, 'POST', '/restart?wait=1', timeoutSeconds);
+  await envCtrl(site, base, 'GET', '/status', timeoutSeconds);
+}
+
 /** Runs a site's reset hook; throws naming the site when it fails. Returns how long it took. */
 export async function runResetHook(site: WebArenaSite): Promise<number> {
   const hook = site.reset?.hook;
@@ -110,6 +135,8 @@ export async function runResetHook(site: WebArenaSite): Promise<number> {
         code === 0 ? resolve() : reject(new Error(`reset of site ${site.name}: the command exited with ${code ?? signal}: ${output.trim()}`)),
       );
     });
+  } else if ('kind' in hook) {
+    await envCtrlReset(site.name, hook.url, hook.timeoutSeconds);
   } else {
     let response: Response;
     try {

@@ -11,6 +11,14 @@ export type Objective = (typeof OBJECTIVES)[number];
 export const DATA_FORMATS = ['training-records', 'examples'] as const;
 export type DataFormat = (typeof DATA_FORMATS)[number];
 
+/**
+ * How a step's prompt was rendered and which end-of-turn text closes a response the trainer scores:
+ * `webrl-llama3` (the released WebRL checkpoints' completion prompt; end of turn `<|eot_id|>`) or
+ * `chat-template` (the model's own chat template; end of turn what it writes after an assistant message).
+ */
+export const PROMPT_FORMATS = ['webrl-llama3', 'chat-template'] as const;
+export type PromptFormat = (typeof PROMPT_FORMATS)[number];
+
 export const TRAINER_VARIABLES = {
   model: 'WEBRL_TRAIN_MODEL',
   objective: 'WEBRL_TRAIN_OBJECTIVE',
@@ -25,6 +33,10 @@ export const TRAINER_VARIABLES = {
   betaHigh: 'WEBRL_TRAIN_BETA_HIGH',
   positiveAdvantage: 'WEBRL_TRAIN_POSITIVE_ADVANTAGE',
   negativeAdvantage: 'WEBRL_TRAIN_NEGATIVE_ADVANTAGE',
+  /** One of PROMPT_FORMATS (default webrl-llama3). */
+  promptFormat: 'WEBRL_TRAIN_PROMPT_FORMAT',
+  /** Tokens per prompt + response; unset = the model's context (max_position_embeddings). */
+  maxLength: 'WEBRL_TRAIN_MAX_LENGTH',
   /** The serving vLLM's --max-lora-rank, for jobs whose adapter vLLM loads. */
   maxLoraRank: 'WEBRL_TRAIN_MAX_LORA_RANK',
 } as const;

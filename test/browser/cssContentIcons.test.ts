@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { observe } from '../../browser/observe';
-import { serveDirectory } from '../../browser/static-server';
+import { serveDirectory } from '../../browser/staticServer';
 import { launchChromium, newContext } from './helpers';
 import { prepareMiniwobContext } from '../../env/backends/miniwob/episode';
 import { ensureMiniwobPages } from '../../env/backends/miniwob/package';

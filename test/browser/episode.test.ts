@@ -11,7 +11,7 @@ import { executorOptionsFor } from '../../browser/executor';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { Policy } from '../../browser/policies/policy';
 import { buildPrompt } from '../../browser/policies/prompt';
-import { serveDirectory, type StaticServer } from '../../browser/static-server';
+import { serveDirectory, type StaticServer } from '../../browser/staticServer';
 import { LocalTraceSink, readTraceFile, toTraceRows } from '../../browser/traces';
 import { createShopEnvironment, shopTasks } from './fixtures/shop';
 import { launchChromium, newContext, SITE_DIR } from './helpers';

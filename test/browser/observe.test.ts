@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import type { Observation } from '../../browser/contract';
 import { observe, renderSimplifiedHtml, type ObservationProfile } from '../../browser/observe';
-import { serveDirectory, type StaticServer } from '../../browser/static-server';
+import { serveDirectory, type StaticServer } from '../../browser/staticServer';
 import { elementWithText, launchChromium, newContext, PAGES_DIR, texts } from './helpers';
 
 let browser: Browser;

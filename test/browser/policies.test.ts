@@ -8,7 +8,7 @@ import { createOraclePolicy, resolveMatcher } from '../../browser/policies/oracl
 import type { PolicyInput } from '../../browser/policies/policy';
 import { buildPrompt, PROMPT_CHAR_BUDGET } from '../../browser/policies/prompt';
 import { createRandomPolicy } from '../../browser/policies/random';
-import { startFakeCompletionsServer, type FakeCompletionsServer } from './fake-completions-server';
+import { startFakeCompletionsServer, type FakeCompletionsServer } from './fakeCompletionsServer';
 
 function element(id: number, tag: string, text: string, attributes: Record<string, string> = {}, extra: Partial<ObservedElement> = {}): ObservedElement {
   return { id, tag, text, fullText: text, attributes, bbox: [0, id * 20, 100, 18], ...extra };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { EpisodeOutcome, EpisodeRequest } from '../../browser/episode';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import { BrowserPool } from '../../browser/pool';
-import { serveDirectory, type StaticServer } from '../../browser/static-server';
+import { serveDirectory, type StaticServer } from '../../browser/staticServer';
 import { LocalTraceSink, readTraceFile } from '../../browser/traces';
 import { createShopEnvironment, shopTasks, type ShopEnvironment } from './fixtures/shop';
 import { SITE_DIR } from './helpers';

@@ -4,10 +4,10 @@ import { parseConfig } from '../../config/load';
 import { Secret } from '../../config/secrets';
 import { createJudge, DeterministicJudge, JudgeReplyError, LlmJudge } from '../../env/evaluators/judge';
 import { parseHelperCall, checkHelperCall, redditPostUrl } from '../../env/evaluators/helpers';
-import { pythonStr } from '../../env/evaluators/page-values';
-import { exactMatch, mustExclude, mustInclude, normalizeAnswer, tokenize, webArenaClean, webArenaExactMatch, webArenaMustInclude } from '../../env/evaluators/text-match';
-import { parseQs, urlMatches, urlparse } from '../../env/evaluators/url-match';
-import { startJudgeServer, type JudgeServer } from '../harness/judge-server';
+import { pythonStr } from '../../env/evaluators/pageValues';
+import { exactMatch, mustExclude, mustInclude, normalizeAnswer, tokenize, webArenaClean, webArenaExactMatch, webArenaMustInclude } from '../../env/evaluators/textMatch';
+import { parseQs, urlMatches, urlparse } from '../../env/evaluators/urlMatch';
+import { startJudgeServer, type JudgeServer } from '../harness/judgeServer';
 
 describe('string normalisation and matching (WebArena-Lite semantics)', () => {
   test('strips one pair of surrounding quotes and lower-cases, without trimming', () => {

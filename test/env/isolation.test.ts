@@ -10,7 +10,7 @@ import { runEpisode } from '../../browser/episode';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 import { generateSplits } from '../../env/tasks/generate';
 
 let sites: EmbeddedSites;

@@ -11,7 +11,7 @@ import { runEpisode } from '../../browser/episode';
 import { executorOptionsFor } from '../../browser/executor';
 import { observe, VIEWPORT } from '../../browser/observe';
 import { createOraclePolicy } from '../../browser/policies/oracle';
-import { serveDirectory, type StaticServer } from '../../browser/static-server';
+import { serveDirectory, type StaticServer } from '../../browser/staticServer';
 import { EXCLUDED_TASK_TYPES, TEXT_TASK_TYPES } from '../../env/backends/miniwob/catalog';
 import { MiniwobEnvironment } from '../../env/backends/miniwob/environment';
 import { ORACLE_TASK_TYPES } from '../../env/backends/miniwob/oracle';

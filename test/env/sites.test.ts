@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
-import { CowTable } from '../../env/state/cow-table';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
+import { CowTable } from '../../env/state/cowTable';
 import { EPISODE_COOKIE } from '../../env/state/episodes';
 
 describe('copy-on-write tables', () => {

@@ -7,7 +7,7 @@ import { DeterministicJudge } from '../../env/evaluators/judge';
 import { buildTasks, countTasks, parseTasks } from '../../env/tasks/loader';
 import { cachedTasks, generateSplits, TEMPLATES } from '../../env/tasks/generate';
 import { TaskConfigError } from '../../env/tasks/schema';
-import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/site-urls';
+import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/siteUrls';
 
 const { train, test: testSplit } = generateSplits();
 const actions = (steps: { action: string }[] | undefined) => (steps ?? []).filter((s) => s.action !== 'exit').length;

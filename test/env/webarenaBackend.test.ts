@@ -13,7 +13,7 @@ import { BrowserPool } from '../../browser/pool';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import { parseConfig } from '../../config/load';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
-import { startEmbeddedSites } from '../../env/embedded-sites';
+import { startEmbeddedSites } from '../../env/embeddedSites';
 import { Rng } from '../../env/random';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { WebArenaEnvironment, WebArenaSites } from '../../env/webarena/environment';

@@ -14,20 +14,20 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { registerTaskCommands } from '../../cli/tasks';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 import { buildEvaluator, type EvaluatorOptions } from '../../env/evaluators/evaluator';
 import { DeterministicJudge, LlmJudge } from '../../env/evaluators/judge';
-import { localEpisodeControl } from '../../env/http/site-server';
+import { localEpisodeControl } from '../../env/http/siteServer';
 import { projectPath } from '../../env/sites/gitlab/data';
 import { EMBEDDED_SHOP_ADMIN, EMBEDDED_SHOP_ADMIN_ACCOUNT } from '../../env/sites/shopping/rest';
 import { EPISODE_COOKIE } from '../../env/state/episodes';
-import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/site-urls';
+import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/siteUrls';
 import { parseTasks, validateTaskFile } from '../../env/tasks/loader';
 import { buildWorld } from '../../env/world';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { runWebrlInProcess } from '../harness/cli';
 import { WEBARENA_LITE_TEST_FILE, WEBARENA_TEST_FILE } from '../harness/data';
-import { startJudgeServer, type JudgeServer } from '../harness/judge-server';
+import { startJudgeServer, type JudgeServer } from '../harness/judgeServer';
 
 /** Runs `webrl tasks ARGS` in this process; returns what it printed and the exit code. */
 const webrl = (...args: string[]) => runWebrlInProcess(registerTaskCommands, ...args);

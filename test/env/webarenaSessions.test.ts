@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { LOGIN_FORMS, renderLoginPage } from '../../env/login-forms';
+import { LOGIN_FORMS, renderLoginPage } from '../../env/loginForms';
 import { SiteSessions } from '../../env/webarena/sessions';
 import type { WebArenaSite } from '../../env/webarena/sites';
 import { BrowserPool } from '../../browser/pool';

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildPrompt, PROMPT_CHAR_BUDGET } from '../../browser/policies/prompt';
-import { DATA_FORMATS, OBJECTIVES, TRAINER_VARIABLES } from '../../models/train/trainerContract';
+import { DATA_FORMATS, OBJECTIVES, PROMPT_FORMATS, TRAINER_VARIABLES } from '../../models/train/trainerContract';
 import { trainingRecordJsonSchema } from '../../models/train/trainingRecord';
 
 export const REGENERATE = 'node --import tsx test/harness/contractFiles.ts';
@@ -54,7 +54,7 @@ export const CONTRACT_FILES: ContractFile[] = [
   {
     path: 'trainers/torch/webrl_torch/trainer-contract.json',
     // The objectives, data formats and job variables (models/train/trainerContract.ts).
-    text: () => `${JSON.stringify({ objectives: OBJECTIVES, dataFormats: DATA_FORMATS, variables: TRAINER_VARIABLES }, null, 2)}\n`,
+    text: () => `${JSON.stringify({ objectives: OBJECTIVES, dataFormats: DATA_FORMATS, promptFormats: PROMPT_FORMATS, variables: TRAINER_VARIABLES }, null, 2)}\n`,
   },
   {
     path: 'trainers/torch/tests/golden_prompts.json',

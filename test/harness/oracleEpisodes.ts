@@ -11,7 +11,7 @@ import { BrowserPool } from '../../browser/pool';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { EmbeddedEnvironment, toEpisodeTask } from '../../env/embedded';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 import { Rng } from '../../env/random';
 import { generateSplits } from '../../env/tasks/generate';
 import type { WebArenaTask } from '../../env/tasks/schema';

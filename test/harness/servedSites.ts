@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../../env/site-urls';
-import { credentialVariables } from '../../env/login-forms';
-import { EMBEDDED_USERNAMES } from '../../env/embedded-sites';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../../env/siteUrls';
+import { credentialVariables } from '../../env/loginForms';
+import { EMBEDDED_USERNAMES } from '../../env/embeddedSites';
 import { startWebrl, type RunningWebrl } from './cli';
 import { parseConfig } from '../../config/load';
 import type { WebArenaConfig } from '../../config/schema';

@@ -6,7 +6,7 @@
 import { DeterministicJudge } from '../../evaluators/judge';
 import { withOraclePlans } from '../../tasks/schema';
 import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
-import { serveDirectory, type StaticServer } from '../../../browser/static-server';
+import { serveDirectory, type StaticServer } from '../../../browser/staticServer';
 import { MiniwobEnvironment } from './environment';
 import { evolveMiniwobTasks } from './evolve';
 import { ensureMiniwobPages } from './package';

@@ -8,7 +8,7 @@
 import { chromium, type Browser } from 'playwright-core';
 import { observe, VIEWPORT } from '../../../browser/observe';
 import { CHROMIUM_ARGS, ensureChromium } from '../../../infra/tools';
-import { serveDirectory } from '../../../browser/static-server';
+import { serveDirectory } from '../../../browser/staticServer';
 import type { EnvironmentTask, Split } from '../contract';
 import { TEXT_TASK_TYPES } from './catalog';
 import { assertTaskPage } from './environment';

@@ -8,6 +8,7 @@ import { createJudge } from '../../evaluators/judge';
 import { withOraclePlans } from '../../tasks/schema';
 import { WebArenaEnvironment, WebArenaSites } from '../../webarena/environment';
 import { loadTaskSource, sitesAndTasksProblems } from '../../webarena/preflight';
+import { EnvCtrlResetFailed } from '../../webarena/sites';
 import { SitesUnavailable, type EnvironmentBackend, type WorkerResources } from '../contract';
 import { WEBARENA_URL_OVERRIDES, webarenaConfigIssues, webarenaSettings, type WebArenaSettings } from './settings';
 
@@ -49,7 +50,10 @@ export const backend: EnvironmentBackend<typeof webarenaSettings> = {
     const sites = sitesOf(workers, settings);
     const down = await sites.unavailable();
     if (down.length) throw new SitesUnavailable(messages(down));
-    const reset = await once(() => sites.resetAt(moment));
+    const reset = await once(() => sites.resetAt(moment)).catch((error: unknown) => {
+      // A site that env-ctrl cannot restart needs an operator, as a site that is down does.
+      throw error instanceof EnvCtrlResetFailed ? new SitesUnavailable(error.message) : error;
+    });
     // A reset may restart a site: it must answer again before episodes go there.
     const back = reset.length ? await sites.unavailable(reset) : [];
     if (back.length) throw new SitesUnavailable(`after its reset, ${messages(back)}`);

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { environmentFields, WebArenaSchema } from '../../../config/schema';
 import { HARNESS_RULES } from '../../evaluators/evaluator';
-import { SITE_NAMES } from '../../site-urls';
+import { SITE_NAMES } from '../../siteUrls';
 import type { ConfigIssue, ConfigIssueInput } from '../contract';
 
 const MISSING_SECTION = 'backend webarena needs the webarena section (sites, tasks)';
@@ -28,7 +28,7 @@ export function webarenaConfigIssues(config: ConfigIssueInput, settings: WebAren
   const issues: ConfigIssue[] = [];
   // The section is absent when it was left out (that is reported on its own); the other rules still apply.
   const section = settings.webarena as WebArenaSettings['webarena'] | undefined;
-  if (section && HARNESS_RULES[section.harness].alwaysNeedsLlmJudge && config.models.judge?.backend !== 'chat') {
+  if (section && section.harness !== 'webarena-verified' && HARNESS_RULES[section.harness].alwaysNeedsLlmJudge && config.models.judge?.backend !== 'chat') {
     issues.push({
       path: ['models', 'judge'],
       message: "the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)",

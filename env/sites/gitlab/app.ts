@@ -7,7 +7,7 @@
  */
 import { html, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
-import type { SiteApp } from '../../http/site-server';
+import type { SiteApp } from '../../http/siteServer';
 import { longDate, mediumDate, paginate, withQuery } from '../common';
 import { projectPath, projectPathFromName, ROLES, type Issue, type Label, type MergeRequest, type Project, type Role } from './data';
 import { GitlabState, type GitlabBase } from './state';

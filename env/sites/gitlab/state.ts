@@ -1,5 +1,5 @@
 /** One episode's forge: copy-on-write tables and the queries pages and task templates share. */
-import { CowTable, indexBy, nextIdAfter } from '../../state/cow-table';
+import { CowTable, indexBy, nextIdAfter } from '../../state/cowTable';
 import { SiteClock } from '../common';
 import type { GitlabSeed, Issue, MergeRequest, Project, User } from './data';
 

@@ -6,7 +6,7 @@
  */
 import { html, slugify, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
-import type { SiteApp } from '../../http/site-server';
+import type { SiteApp } from '../../http/siteServer';
 import { longDate, paginate, withQuery } from '../common';
 import type { Submission } from './data';
 import { RedditState, type RedditBase, type SortMode } from './state';

@@ -1,5 +1,5 @@
 /** One episode's forum: copy-on-write tables and the listing queries pages and templates share. */
-import { CowTable, indexBy, nextIdAfter } from '../../state/cow-table';
+import { CowTable, indexBy, nextIdAfter } from '../../state/cowTable';
 import { SiteClock } from '../common';
 import type { Comment, Forum, RedditSeed, Submission } from './data';
 

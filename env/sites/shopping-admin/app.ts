@@ -5,7 +5,7 @@
  */
 import { html, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
-import type { SiteApp } from '../../http/site-server';
+import type { SiteApp } from '../../http/siteServer';
 import { longDate, money, paginate, shortDate, withQuery } from '../common';
 import { ADMIN_REST, addRestRoutes, type ShopAdminCredentials } from '../shopping/rest';
 import { adminOrderNumber, adminOrderTotal, ORDER_STATUS_LABELS, type AdminOrder, type AdminOrderStatus } from './data';

@@ -1,5 +1,5 @@
 /** One episode's back office: copy-on-write tables and the queries pages and task templates share. */
-import { CowTable, indexBy, nextIdAfter } from '../../state/cow-table';
+import { CowTable, indexBy, nextIdAfter } from '../../state/cowTable';
 import { SiteClock } from '../common';
 import type { Product, Review } from '../shopping/catalog';
 import type { AdminOrder, AdminSeed, CmsPage, Customer } from './data';

@@ -6,7 +6,7 @@
  */
 import { html, type Html } from '../../html';
 import { intParam, notFound, pageNumber, redirect, Router, type RequestContext } from '../../http/router';
-import type { SiteApp } from '../../http/site-server';
+import type { SiteApp } from '../../http/siteServer';
 import { longDate, money, paginate, shortDate, US_STATES, withQuery } from '../common';
 import type { Product } from './catalog';
 import { orderNumber, orderSubtotal, orderTotal, type Address, type Order } from './data';

@@ -2,7 +2,7 @@
  * One episode's storefront: copy-on-write tables over the seed, and the queries both the pages and
  * the task templates use (so a task's reference answer is what the page shows).
  */
-import { CowTable, indexBy, nextIdAfter } from '../../state/cow-table';
+import { CowTable, indexBy, nextIdAfter } from '../../state/cowTable';
 import { SiteClock } from '../common';
 import type { Category, Product, Review } from './catalog';
 import type { Address, Order, ShoppingSeed } from './data';

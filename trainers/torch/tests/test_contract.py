@@ -144,3 +144,36 @@ def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninte
     whole = load_file(str(tmp_path / "whole" / "adapter_model.safetensors"))
     retried = load_file(str(tmp_path / "retried" / "adapter_model.safetensors"))
     assert all((whole[k] - retried[k]).abs().max().item() < 1e-5 for k in whole)
+
+
+def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch):
+    from webrl_torch.cli import job_from, parser
+    from webrl_torch.errors import InputError
+    from webrl_torch.losses import WebRLConstants
+
+    def job(*extra: str):
+        return job_from(parser().parse_args(["train", "--base-model", "m", "--data", "d", "--out", "o", "--device", "cpu", *extra]))
+
+    monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", "actor-webrl")
+    spec = job()
+    assert (spec.constants, spec.prompt_format, spec.max_length, spec.learning_rate) == (WebRLConstants(), "webrl-llama3", None, 1e-5)
+    for name, value in (("BETA_LOW", "2"), ("BETA_HIGH", "3"), ("POSITIVE_ADVANTAGE", "0.5"), ("NEGATIVE_ADVANTAGE", "-0.2"), ("PROMPT_FORMAT", "chat-template"), ("MAX_LENGTH", "2048")):
+        monkeypatch.setenv(f"WEBRL_TRAIN_{name}", value)
+    spec = job("--max-length", "512")  # the environment wins over the flag
+    assert spec.constants == WebRLConstants(beta_low=2.0, beta_high=3.0, positive_advantage=0.5, negative_advantage=-0.2)
+    assert (spec.prompt_format, spec.max_length) == ("chat-template", 2048)
+    # WebRL's full fine-tune rates with --full-finetune, ten times them for LoRA; a configured rate wins.
+    rates = []
+    for objective in ("actor-sft", "actor-webrl", "critic", "orm"):
+        monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", objective)
+        rates += [job("--full-finetune").learning_rate, job().learning_rate]
+    assert rates == pytest.approx([1e-5, 1e-4, 1e-6, 1e-5, 1e-6, 1e-5, 5e-6, 5e-5])
+    monkeypatch.setenv("WEBRL_TRAIN_LEARNING_RATE", "3e-4")
+    assert job().learning_rate == 3e-4
+    monkeypatch.setenv("WEBRL_TRAIN_NEGATIVE_ADVANTAGE", "0.6")
+    with pytest.raises(InputError, match="WEBRL_TRAIN_NEGATIVE_ADVANTAGE: expected a negative number"):
+        job()
+    monkeypatch.setenv("WEBRL_TRAIN_PROMPT_FORMAT", "chatml")
+    with pytest.raises(InputError, match="WEBRL_TRAIN_PROMPT_FORMAT: expected webrl-llama3 or chat-template"):
+        job()
+

@@ -63,7 +63,7 @@ def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic
         assert status == 200
         assert len(reply["values"]) == 2 and all(len(pair) == 2 and all(0 <= v <= 1 for v in pair) for pair in reply["values"])
         # The same numbers as the checkpoint computes in process on the same prompts.
-        service = CriticService(ModelOptions(base_model=str(tiny_model), gradient_checkpointing=False), critic_checkpoint, 4096, 8)
+        service = CriticService(ModelOptions(base_model=str(tiny_model), gradient_checkpointing=False), critic_checkpoint, None, 8)
         direct = service.values([build_prompt(s["intent"], s["history"], s["observation"]["html"]) for s in STATES])
         assert sum(reply["values"], []) == pytest.approx(sum(direct, []), abs=1e-5)
 
@@ -72,6 +72,12 @@ def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic
         assert status == 400 and "protocol" in reply["error"]
         status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": [{"intent": "x", "history": []}]}, key="s3cret-test-key")
         assert status == 400 and reply["error"].startswith("states.0.observation.html")
+        # A state with its rendered prompt is scored as it is (any prompt format).
+        chat = "<|im_start|>user\nBuy a lamp<|im_end|>\n<|im_start|>assistant\n"
+        status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": [{**STATES[0], "prompt": chat}]}, key="s3cret-test-key")
+        assert status == 200 and reply["values"][0] == pytest.approx(service.values([chat])[0], abs=1e-5)
+        status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": [{**STATES[0], "prompt": 3}]}, key="s3cret-test-key")
+        assert status == 400 and reply["error"].startswith("states.0.prompt")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -7,7 +7,7 @@ from safetensors.torch import load_file
 
 from webrl_torch.errors import InputError
 from webrl_torch.modeling import ModelOptions
-from webrl_torch.prompt import build_prompt, orm_prompt
+from webrl_torch.prompt import build_prompt, orm_messages
 from webrl_torch.records import read_examples
 from webrl_torch.train import JobSpec, run
 
@@ -24,28 +24,30 @@ CRITIC = [{"state": state(i, [CLICK] * (i % 2)), "mcReturn": 0.9 if i % 2 else 0
 ORM = [{"state": state(i, [{"response": CLICK}]), "success": i % 2 == 0} for i in range(4)]
 
 
-def test_the_orm_prompt_is_the_chat_orms_system_text_and_user_turn():
-    # Expected: ORM_SYSTEM_PROMPT + '\n\n' + ormUserTurn(state) printed by models/remote/chatOrm.ts.
-    expected = (
+def test_the_orm_messages_are_the_chat_orms_system_text_and_user_turn():
+    # Expected: ORM_SYSTEM_PROMPT and ormUserTurn(state) as models/remote/chatOrm.ts sends them.
+    system = (
         "You are an expert in evaluating the performance of a website navigation agent. The agent is designed to help a human user navigate the "
         "website to complete a task. Given the user\u2019s intent, the agent's action history, and the final state of the screen, your goal is to "
-        "decide whether the agent\u2019s execution is successful or not. You must respond with YES or NO.\n\nThe User Intent:\nBuy a lamp\n\n"
-        'Action History:\ndo(action="Click", element="3")\nThinking.; exit(message="done")\n\nThe Current Screenshot:\n<html> <p> é </p> </html>'
+        "decide whether the agent\u2019s execution is successful or not. You must respond with YES or NO."
     )
-    assert orm_prompt("  Buy a lamp \n", [CLICK, 'Thinking.\nexit(message="done")'], "\n <html> <p> é </p> </html>  \n") == expected
+    user = 'The User Intent:\nBuy a lamp\n\nAction History:\ndo(action="Click", element="3")\nThinking.; exit(message="done")\n\nThe Current Screenshot:\n<html> <p> é </p> </html>'
+    messages = orm_messages("  Buy a lamp \n", [CLICK, 'Thinking.\nexit(message="done")'], "\n <html> <p> é </p> </html>  \n")
+    assert messages == [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def test_example_rows_become_records_with_the_actors_prompt_and_bad_rows_name_line_and_field(tmp_path):
-    demonstrations = read_examples(write_jsonl(tmp_path / "sft.jsonl", DEMONSTRATIONS), "actor-sft")
+    render = lambda messages: "|".join(m["content"] for m in messages)  # noqa: E731
+    demonstrations = read_examples(write_jsonl(tmp_path / "sft.jsonl", DEMONSTRATIONS), "actor-sft", render)
     assert demonstrations[1].prompt == build_prompt("Buy lamp 1", [CLICK], '<html> <button id="3"> Lamp 1 </button> </html>')
     assert demonstrations[1].response == CLICK and demonstrations[1].next_prompt is None
-    critic = read_examples(write_jsonl(tmp_path / "critic.jsonl", CRITIC), "critic")
+    critic = read_examples(write_jsonl(tmp_path / "critic.jsonl", CRITIC), "critic", render)
     assert [r.mc_return for r in critic] == [0.0, 0.9, 0.0, 0.9]
-    orm = read_examples(write_jsonl(tmp_path / "orm.jsonl", ORM), "orm")
+    orm = read_examples(write_jsonl(tmp_path / "orm.jsonl", ORM), "orm", render)
     assert [r.response for r in orm] == ["YES", "NO", "YES", "NO"] and orm[0].prompt.endswith("Lamp 0 </button> </html>")
     bad = write_jsonl(tmp_path / "bad.jsonl", [CRITIC[0], {"state": {"intent": "x"}, "mcReturn": 1}])
     with pytest.raises(InputError, match=r"bad\.jsonl:2 state: expected a state"):
-        read_examples(bad, "critic")
+        read_examples(bad, "critic", render)
 
 
 def test_phase_zero_jobs_train_from_examples_and_a_critic_given_as_init_is_continued(tiny_model, tmp_path):

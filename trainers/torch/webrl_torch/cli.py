@@ -3,6 +3,7 @@
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
     webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
     webrl-torch materialize --gguf FILE --out DIR [--dtype bfloat16|float32]   (GGUF -> HF checkpoint, cached)
+    webrl-torch export-webrl --items FILE.json --out FILE.pt --seed N   (the file WebRL's trainer torch.loads)
     accelerate launch --multi_gpu --num_processes N -m webrl_torch.cli train ...   (data-parallel)
 
 The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags carry what the environment
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .contract import DATA_FORMATS, OBJECTIVES, VARIABLES
+from .contract import DATA_FORMATS, OBJECTIVES, PROMPT_FORMATS, VARIABLES
 from .errors import InputError, TrainingStopped
 from .materialize import DTYPES, materialize
 from .records import SCHEMA_VERSION
@@ -35,6 +36,13 @@ def _env(name: str, parse: Callable[[str], object], default: object, valid: Call
     if value is None or not valid(value):
         raise InputError(f"{name}: expected {expected}, got {raw!r}")
     return value
+
+
+# Learning rates when WEBRL_TRAIN_LEARNING_RATE and --learning-rate are unset. Full fine-tuning: WebRL's
+# (RL actor and critic 1e-6, scripts/config/main/default.yaml; SFT 1e-5 and ORM 5e-6, its LLaMA-Factory
+# configs). LoRA: ten times those, the usual ratio between a LoRA rate and a full fine-tune's.
+FULL_FINETUNE_LEARNING_RATES = {"actor-sft": 1e-5, "actor-webrl": 1e-6, "critic": 1e-6, "orm": 5e-6}
+LORA_LEARNING_RATES = {"actor-sft": 1e-4, "actor-webrl": 1e-5, "critic": 1e-5, "orm": 5e-5}
 
 
 # Objectives whose adapter a vLLM may load at run time (the critic's LM is served by serve-critic).
@@ -73,6 +81,7 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
 
 def job_from(args: argparse.Namespace):
     """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
+    from .losses import WEBRL, WebRLConstants
     from .modeling import ModelOptions, pick_device
     from .train import JobSpec
 
@@ -87,6 +96,17 @@ def job_from(args: argparse.Namespace):
     if max_lora_rank is not None and max_lora_rank < 1:
         raise InputError(f"--max-lora-rank: expected an integer >= 1, got {max_lora_rank}")
     check_servable(args, objective, max_lora_rank)
+    prompt_format = _env(VARIABLES["promptFormat"], str, PROMPT_FORMATS[0], lambda v: v in PROMPT_FORMATS, " or ".join(PROMPT_FORMATS))
+    max_length = _env(VARIABLES["maxLength"], int, args.max_length, lambda v: v >= 2, "an integer >= 2 (tokens per prompt + response)")
+    if max_length is not None and max_length < 2:
+        raise InputError(f"--max-length: expected an integer >= 2, got {max_length}")
+    constants = WebRLConstants(
+        beta_low=_env(VARIABLES["betaLow"], float, WEBRL.beta_low, lambda v: v > 0, "a positive number"),
+        beta_high=_env(VARIABLES["betaHigh"], float, WEBRL.beta_high, lambda v: v > 0, "a positive number"),
+        positive_advantage=_env(VARIABLES["positiveAdvantage"], float, WEBRL.positive_advantage, lambda v: v > 0, "a positive number"),
+        negative_advantage=_env(VARIABLES["negativeAdvantage"], float, WEBRL.negative_advantage, lambda v: v < 0, "a negative number"),
+    )
+    learning_rate = args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
     device, dtype = pick_device(args.device)
     return JobSpec(
         objective=objective,
@@ -109,8 +129,10 @@ def job_from(args: argparse.Namespace):
         epochs=_env(VARIABLES["epochs"], int, 1, lambda v: v >= 1, "an integer >= 1"),
         batch_size=_env(VARIABLES["batchSize"], int, 8, lambda v: v >= 1, "an integer >= 1"),
         seed=_env(VARIABLES["seed"], int, 0, lambda v: v >= 0, "an integer >= 0"),
-        learning_rate=_env(VARIABLES["learningRate"], float, args.learning_rate, lambda v: v > 0, "a positive number"),
-        max_length=args.max_length,
+        learning_rate=_env(VARIABLES["learningRate"], float, learning_rate, lambda v: v > 0, "a positive number"),
+        max_length=max_length,
+        prompt_format=prompt_format,
+        constants=constants,
         checkpoint_every=args.checkpoint_every,
         max_kl=args.max_kl,
         max_grad_norm=args.max_grad_norm,
@@ -138,8 +160,12 @@ def parser() -> argparse.ArgumentParser:
         help="the serving vLLM's --max-lora-rank (WEBRL_TRAIN_MAX_LORA_RANK, when set, wins): a job whose adapter vLLM would refuse exits 2 before any work",
     )
     train.add_argument("--no-gradient-checkpointing", action="store_true")
-    train.add_argument("--learning-rate", type=float, default=1e-5, help="used when WEBRL_TRAIN_LEARNING_RATE is not set")
-    train.add_argument("--max-length", type=int, default=4096, help="tokens per prompt + response (the prompt's start is cut)")
+    train.add_argument("--learning-rate", type=float, help="used when WEBRL_TRAIN_LEARNING_RATE is not set (default: per objective, docs/torch-trainer.md)")
+    train.add_argument(
+        "--max-length",
+        type=int,
+        help="tokens per prompt + response, used when WEBRL_TRAIN_MAX_LENGTH is not set (default: the model's context); a longer prompt loses its middle",
+    )
     train.add_argument("--checkpoint-every", type=int, default=50, help="steps between resumable checkpoints in {out}/.checkpoints")
     train.add_argument("--max-kl", type=float, default=5.0, help="stop when |log pi - log pi_ref| per token exceeds this")
     train.add_argument("--max-grad-norm", type=float, default=1.0)
@@ -149,7 +175,7 @@ def parser() -> argparse.ArgumentParser:
     critic.add_argument("--critic", required=True, help="critic checkpoint directory (the critic objective's {out})")
     critic.add_argument("--host", default="127.0.0.1")
     critic.add_argument("--port", type=int, default=8100, help="0 picks a free port (printed on stderr)")
-    critic.add_argument("--max-length", type=int, default=4096)
+    critic.add_argument("--max-length", type=int, help="tokens per state (default: the model's context); a longer prompt loses its middle")
     critic.add_argument("--batch-size", type=int, default=8)
     critic.add_argument("--api-key-env", help="require Authorization: Bearer <value of this variable>")
     critic.add_argument("--device", default="auto")
@@ -157,6 +183,10 @@ def parser() -> argparse.ArgumentParser:
     gguf.add_argument("--gguf", required=True, help="the .gguf file")
     gguf.add_argument("--out", required=True, help="the checkpoint directory (reused when it already holds this GGUF in this dtype)")
     gguf.add_argument("--dtype", choices=DTYPES, default="bfloat16", help="the saved weights' dtype")
+    webrl_file = commands.add_parser("export-webrl", help="steps (JSON) -> the file THUDM/WebRL's trainer reads with torch.load, shuffled by --seed")
+    webrl_file.add_argument("--items", required=True, help="a JSON list of trajectories (lists of steps), or of steps when --out's name holds _filter")
+    webrl_file.add_argument("--out", required=True, help="the .pt file (WebRL's loader reads a flat step list only from a name holding _filter)")
+    webrl_file.add_argument("--seed", type=int, required=True, help="the shuffle's seed (WebRL's loader keeps the list's last 5%% for validation)")
     return root
 
 
@@ -176,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
             serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
         elif args.command == "materialize":
             materialize(args.gguf, args.out, args.dtype, log=lambda line: print(line, flush=True))
+        elif args.command == "export-webrl":
+            from .webrl_file import write_webrl_file
+
+            steps = write_webrl_file(args.items, args.out, args.seed)
+            print(f"export-webrl: {steps} steps written to {args.out} (shuffled with seed {args.seed})", flush=True)
         return 0
     except (InputError, TrainingStopped) as error:
         if os.environ.get("RANK", "0") == "0":  # under accelerate launch every process stops; one says why

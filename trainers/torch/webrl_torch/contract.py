@@ -10,5 +10,6 @@ _CONTRACT = json.loads((Path(__file__).parent / "trainer-contract.json").read_te
 
 OBJECTIVES: tuple[str, ...] = tuple(_CONTRACT["objectives"])
 DATA_FORMATS: tuple[str, ...] = tuple(_CONTRACT["dataFormats"])
+PROMPT_FORMATS: tuple[str, ...] = tuple(_CONTRACT["promptFormats"])
 # Setting -> variable name, e.g. VARIABLES["objective"] == "WEBRL_TRAIN_OBJECTIVE".
 VARIABLES: dict[str, str] = dict(_CONTRACT["variables"])

@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import torch
 
 from .losses import success_probability
-from .modeling import ModelOptions, encode_pairs, load_critic, load_tokenizer
+from .encoding import encode_pairs, model_context
+from .modeling import ModelOptions, load_critic, load_tokenizer
 from .prompt import build_prompt
 
 PROTOCOL = "webrl.critic/1"
@@ -37,6 +38,13 @@ def _prompts(body: object) -> list[str]:
         raise BadRequest("states: expected an array")
     prompts = []
     for i, state in enumerate(states):
+        # A state may carry the prompt as the actor's prompt format rendered it (chat-template included):
+        # scored as it is. Otherwise it is rendered here, in the webrl-llama3 format.
+        if isinstance(state, dict) and "prompt" in state:
+            if not isinstance(state["prompt"], str):
+                raise BadRequest(f"states.{i}.prompt: expected a string")
+            prompts.append(state["prompt"])
+            continue
         observation = state.get("observation") if isinstance(state, dict) else None
         if not isinstance(state, dict) or not isinstance(state.get("intent"), str):
             raise BadRequest(f"states.{i}.intent: expected a string")
@@ -50,10 +58,12 @@ def _prompts(body: object) -> list[str]:
 
 
 class CriticService:
-    def __init__(self, options: ModelOptions, checkpoint: str, max_length: int, batch_size: int):
+    def __init__(self, options: ModelOptions, checkpoint: str, max_length: int | None, batch_size: int):
         self.critic = load_critic(options, checkpoint, trainable=False)
         self.tokenizer = load_tokenizer(options.base_model)
-        self.options, self.max_length, self.batch_size = options, max_length, batch_size
+        self.options, self.batch_size = options, batch_size
+        self.max_length = max_length or model_context(options.base_model)
+        self.cut_prompts = 0
         self.lock = threading.Lock()
 
     @torch.no_grad()
@@ -63,6 +73,10 @@ class CriticService:
             for start in range(0, len(prompts), self.batch_size):
                 chunk = prompts[start : start + self.batch_size]
                 batch = encode_pairs(self.tokenizer, chunk, [""] * len(chunk), self.max_length, self.options.device)
+                cut = [tokens for tokens in batch.cut_tokens if tokens]
+                if cut:
+                    self.cut_prompts += len(cut)
+                    print(f"prompt cut: {len(cut)} states lost {sum(cut)} tokens from their middles (max length {self.max_length}; {self.cut_prompts} so far)", file=sys.stderr, flush=True)
                 v1, v2 = (success_probability(h) for h in self.critic(batch.input_ids, batch.attention_mask))
                 out.extend([a, b] for a, b in zip(v1.tolist(), v2.tolist()))
         return out
@@ -99,7 +113,7 @@ def make_server(service: CriticService, host: str, port: int, api_key: str | Non
     return ThreadingHTTPServer((host, port), Handler)
 
 
-def serve(options: ModelOptions, checkpoint: str, host: str, port: int, max_length: int, batch_size: int, api_key_env: str | None) -> None:
+def serve(options: ModelOptions, checkpoint: str, host: str, port: int, max_length: int | None, batch_size: int, api_key_env: str | None) -> None:
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
         from .errors import InputError

@@ -1,18 +1,31 @@
 """The objectives as pure tensor functions, so each can be checked against a hand computation.
 
-actor-webrl follows WebRL's trainer (THUDM/WebRL, webrl/algorithms/webrl/trainer.py, `actor_loss`);
-docs/torch-trainer.md lists every detail and the few deliberate differences.
+actor-webrl follows WebRL's trainer (THUDM/WebRL, webrl/algorithms/webrl/trainer.py, `actor_loss`), which
+runs at batch size 1 (scripts/config/main/webrl.yaml) and averages over its gradient-accumulation steps
+and processes: every loss here is that per-row loss, averaged over the rows of the batch, so a row's
+gradient does not depend on the batch size. docs/torch-trainer.md lists every detail.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 ADVANTAGE_OFFSET = 0.05
-POSITIVE_ADVANTAGE = 1.0
-NEGATIVE_ADVANTAGE = -0.6
-BETA_HIGH = 5.0
-BETA_LOW = 1.0
+
+
+@dataclass(frozen=True)
+class WebRLConstants:
+    """The actor objective's constants (WEBRL_TRAIN_BETA_LOW/HIGH, *_ADVANTAGE); WebRL's values by default."""
+
+    beta_low: float = 1.0
+    beta_high: float = 5.0
+    positive_advantage: float = 1.0
+    negative_advantage: float = -0.6
+
+
+WEBRL = WebRLConstants()
 
 
 def webrl_advantage(
@@ -23,6 +36,7 @@ def webrl_advantage(
     reward: torch.Tensor,
     mc_return: torch.Tensor,
     has_next: torch.Tensor,
+    constants: WebRLConstants = WEBRL,
 ) -> torch.Tensor:
     """Binarised advantage from the critic's success probabilities on the state and the next state.
 
@@ -31,7 +45,7 @@ def webrl_advantage(
     value = torch.minimum(v1, v2)
     next_value = torch.minimum(nv1, nv2) * has_next
     advantage = (next_value - value - ADVANTAGE_OFFSET + reward + mc_return).clamp(-1.0, 1.0)
-    return torch.where(advantage >= 0, torch.full_like(advantage, POSITIVE_ADVANTAGE), torch.full_like(advantage, NEGATIVE_ADVANTAGE))
+    return torch.where(advantage >= 0, torch.full_like(advantage, constants.positive_advantage), torch.full_like(advantage, constants.negative_advantage))
 
 
 def webrl_actor_loss(
@@ -39,22 +53,22 @@ def webrl_actor_loss(
     ref_log_prob: torch.Tensor,
     tokens: torch.Tensor,
     advantage: torch.Tensor,
+    constants: WebRLConstants = WEBRL,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """WebRL's KL-constrained actor loss.
+    """WebRL's KL-constrained actor loss, per row, averaged over the rows.
 
-    log_prob, ref_log_prob: per row, summed over the response (action) tokens; tokens: response tokens per
-    row; advantage: from `webrl_advantage`. The log-ratio is normalised by the total response tokens of
-    the positive-advantage rows of the batch (1 when there are none), beta is per row and carries no
-    gradient, and the mean runs over every row (masked rows count as zeros).
+    log_prob, ref_log_prob: per row, summed over the response tokens (end of turn included); tokens:
+    response tokens per row; advantage: from `webrl_advantage`. At WebRL's batch size 1 the log-ratio's
+    normaliser (the response tokens of the batch's positive-advantage rows, 1 when there are none) is the
+    row's own response tokens; only positive-advantage rows have a loss, so that is the row's count here.
+    beta is per row and carries no gradient; the mean runs over every row (masked rows count as zeros).
     """
     tokens = tokens.to(log_prob.dtype)
     ref_prob = torch.exp(ref_log_prob / tokens)
     high = ((advantage >= 0) & (ref_prob >= 0.8)) | ((advantage < 0) & (ref_prob < 0.9))
-    beta = torch.where(high, torch.full_like(log_prob, BETA_HIGH), torch.full_like(log_prob, BETA_LOW))
+    beta = torch.where(high, torch.full_like(log_prob, constants.beta_high), torch.full_like(log_prob, constants.beta_low))
     mask = (advantage > 0).to(log_prob.dtype)
-    positive_tokens = (tokens * mask).sum()
-    count = torch.where(positive_tokens > 0, positive_tokens, torch.ones_like(positive_tokens))
-    log_ratio = (log_prob - ref_log_prob) / count
+    log_ratio = (log_prob - ref_log_prob) / torch.where(mask > 0, tokens, torch.ones_like(tokens))
     beta = torch.minimum(beta, (advantage / log_ratio).abs()).detach()
     per_row = F.smooth_l1_loss(beta * log_ratio, advantage, reduction="none") / beta * mask
     loss = per_row.mean()
@@ -70,8 +84,10 @@ def webrl_actor_loss(
 
 
 def sft_loss(token_log_probs: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
-    """Token-level NLL over the response tokens of the batch (sum / number of response tokens)."""
-    return -(token_log_probs * response_mask).sum() / response_mask.sum().clamp(min=1)
+    """Token-level NLL per row (sum over its response tokens / their number), averaged over the rows: WebRL's
+    SFT at batch size 1 (LLaMA-Factory, and `actor_loss_sft`) with its accumulation's mean."""
+    per_row = -(token_log_probs * response_mask).sum(dim=1) / response_mask.sum(dim=1).clamp(min=1)
+    return per_row.mean()
 
 
 def critic_loss(
@@ -80,24 +96,17 @@ def critic_loss(
     success: torch.Tensor,
     has_next: torch.Tensor,
 ) -> torch.Tensor:
-    """Cross-entropy of both heads against success (mcReturn > 0) on the state, plus on the next state.
+    """Per row, as WebRL at batch size 1: cross-entropy of both heads against success (mcReturn > 0) on the
+    state plus on the next state (which learns the same label), the four terms summed; averaged over rows.
 
-    As in WebRL the four terms are summed and the next state learns the same label; rows without a
-    next state (the last step) are left out of the next-state terms.
+    A row without a next state (the last step) has no next-state terms rather than a made-up state.
     """
     label = success.long()
-    loss = F.cross_entropy(state_logits[0], label) + F.cross_entropy(state_logits[1], label)
-    weight = has_next.to(state_logits[0].dtype)
-    if weight.sum() > 0:
-        for logits in next_logits:
-            loss = loss + (F.cross_entropy(logits, label, reduction="none") * weight).sum() / weight.sum()
-    return loss
-
-
-def orm_loss(yes_logit: torch.Tensor, no_logit: torch.Tensor, success: torch.Tensor) -> torch.Tensor:
-    """The judge's cross-entropy over its two answers (YES, NO) at the first answer token."""
-    logits = torch.stack([no_logit, yes_logit], dim=-1)
-    return F.cross_entropy(logits, success.long())
+    per_row = F.cross_entropy(state_logits[0], label, reduction="none") + F.cross_entropy(state_logits[1], label, reduction="none")
+    weight = has_next.to(per_row.dtype)
+    for logits in next_logits:
+        per_row = per_row + F.cross_entropy(logits, label, reduction="none") * weight
+    return per_row.mean()
 
 
 def success_probability(logits: torch.Tensor) -> torch.Tensor:

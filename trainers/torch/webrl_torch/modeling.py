@@ -11,6 +11,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 
+from .encoding import Batch
 from .errors import InputError
 
 HEADS_FILE = "heads.safetensors"
@@ -112,9 +113,18 @@ def save_language_model(model: nn.Module, out: Path) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
+CRITIC_INIT_STD = 0.2
+
+
 def value_head(size: int) -> nn.Sequential:
-    """One of the critic's heads: a small MLP from the last token's hidden state to two classes."""
-    return nn.Sequential(nn.Linear(size, size), nn.ReLU(), nn.Linear(size, size), nn.ReLU(), nn.Linear(size, 2))
+    """One of the critic's heads: a small MLP from the last token's hidden state to two classes. As in
+    WebRL's critic, the two hidden layers start from normal(0, 0.2) weights and zero biases; the output
+    layer keeps PyTorch's default initialisation."""
+    head = nn.Sequential(nn.Linear(size, size), nn.ReLU(), nn.Linear(size, size), nn.ReLU(), nn.Linear(size, 2))
+    for layer in (head[0], head[2]):
+        nn.init.normal_(layer.weight, mean=0.0, std=CRITIC_INIT_STD)
+        nn.init.zeros_(layer.bias)
+    return head
 
 
 class Critic(nn.Module):
@@ -175,34 +185,6 @@ def save_critic(critic: Critic, out: Path, base_model: str) -> None:
     heads.update({f"head2.{k}": v.detach().cpu().contiguous() for k, v in critic.head2.state_dict().items()})
     save_file(heads, str(out / HEADS_FILE))
     (out / CRITIC_CARD).write_text(json.dumps({"format": "webrl-torch.critic/1", "baseModel": base_model}, indent=2) + "\n")
-
-
-@dataclass
-class Batch:
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    response_mask: torch.Tensor  # 1 on the positions whose token belongs to the response
-
-
-def encode_pairs(tokenizer: PreTrainedTokenizerBase, prompts: list[str], responses: list[str], max_length: int, device: str) -> Batch:
-    """Prompt + response token ids, right-padded; a long prompt loses its start so the response fits."""
-    rows = []
-    for prompt, response in zip(prompts, responses):
-        prompt_ids = tokenizer(prompt, add_special_tokens=True)["input_ids"]
-        response_ids = tokenizer(response, add_special_tokens=False)["input_ids"] if response else []
-        room = max(1, max_length - len(response_ids))
-        prompt_ids = prompt_ids[-room:]
-        rows.append(((prompt_ids + response_ids)[:max_length], len(prompt_ids)))
-    width = max(len(ids) for ids, _ in rows)
-    pad = tokenizer.pad_token_id
-    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    attention = torch.zeros((len(rows), width), dtype=torch.long)
-    response = torch.zeros((len(rows), width), dtype=torch.float32)
-    for i, (ids, prompt_length) in enumerate(rows):
-        input_ids[i, : len(ids)] = torch.tensor(ids)
-        attention[i, : len(ids)] = 1
-        response[i, prompt_length : len(ids)] = 1
-    return Batch(input_ids.to(device), attention.to(device), response.to(device))
 
 
 def token_log_probs(model: nn.Module, batch: Batch) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """The completion prompt of the released WebRL checkpoints (webrl.md §4), as browser/policies/prompt.ts
 builds it, so a critic served from Python scores the same text the training records carry; and the
-ORM's input as models/remote/chatOrm.ts builds it, for the orm objective's `examples` rows."""
+ORM's conversation as models/remote/chatOrm.ts builds it, for the orm objective's `examples` rows."""
 from __future__ import annotations
 
 PROMPT_CHAR_BUDGET = 16384 - 512
@@ -55,7 +55,7 @@ def orm_user_turn(intent: str, past_responses: list[str], html: str) -> str:
     return f"The User Intent:\n{_js_trim(intent)}\n\nAction History:\n{actions}\nThe Current Screenshot:\n{page}"
 
 
-def orm_prompt(intent: str, past_responses: list[str], html: str) -> str:
-    """The text the orm objective scores for an outcome state: the system text, a blank line, the user turn
-    (no chat template: the answer's first token is read right after the page)."""
-    return f"{ORM_SYSTEM_PROMPT}\n\n{orm_user_turn(intent, past_responses, html)}"
+def orm_messages(intent: str, past_responses: list[str], html: str) -> list[dict[str, str]]:
+    """The chat ORM's conversation (models/remote/chatOrm.ts sends these two messages to the chat
+    endpoint, which renders them with the model's chat template; the orm objective renders the same)."""
+    return [{"role": "system", "content": ORM_SYSTEM_PROMPT}, {"role": "user", "content": orm_user_turn(intent, past_responses, html)}]

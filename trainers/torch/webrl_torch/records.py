@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
 from .errors import InputError
-from .prompt import build_prompt, orm_prompt
+from .prompt import build_prompt, orm_messages
 
 SCHEMA = json.loads((Path(__file__).parent / "training-record.schema.json").read_text(encoding="utf-8"))
 # One branch per record kind (the schema's oneOf is discriminated by `kind`).
@@ -44,7 +45,7 @@ class StepRecord:
 @dataclass(frozen=True)
 class OrmRecord:
     id: str
-    prompt: str
+    prompt: str  # the full text the judge reads, its chat template applied
     response: str  # "YES" | "NO"
 
     @property
@@ -206,9 +207,10 @@ def _parts(state: dict) -> tuple[str, list[str], str]:
     return state["intent"], responses, state["observation"]["html"]
 
 
-def read_examples(path: str | Path, objective: str) -> list[StepRecord] | list[OrmRecord]:
+def read_examples(path: str | Path, objective: str, render_chat: Callable[[list[dict[str, str]]], str]) -> list[StepRecord] | list[OrmRecord]:
     """The embedded trainer's rows for `objective` as records: each state becomes the completions actor's
-    prompt (prompt.build_prompt), or for the orm the chat ORM's input (prompt.orm_prompt)."""
+    prompt (prompt.build_prompt), or for the orm the chat ORM's conversation (prompt.orm_messages) rendered
+    by `render_chat` (the model's chat template, as the chat endpoint that serves the judge renders it)."""
     path = Path(path)
     steps: list[StepRecord] = []
     orms: list[OrmRecord] = []
@@ -217,7 +219,7 @@ def read_examples(path: str | Path, objective: str) -> list[StepRecord] | list[O
         _check(row, fields, where)
         line = where.rsplit(":", 1)[1]
         if objective == "orm":
-            orms.append(OrmRecord(id=f"line-{line}", prompt=orm_prompt(*_parts(row["state"])), response="YES" if row["success"] else "NO"))
+            orms.append(OrmRecord(id=f"line-{line}", prompt=render_chat(orm_messages(*_parts(row["state"]))), response="YES" if row["success"] else "NO"))
             continue
         following = row.get("nextState")
         steps.append(

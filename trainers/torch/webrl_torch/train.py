@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -24,11 +25,11 @@ from accelerate import Accelerator
 
 from .contract import OBJECTIVES, VARIABLES
 from .errors import InputError, TrainingStopped
-from .losses import critic_loss, orm_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
+from .encoding import Batch, closed, encode_pairs, end_of_turn, model_context
+from .losses import WEBRL, WebRLConstants, critic_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
 from .modeling import (
     Critic,
     ModelOptions,
-    encode_pairs,
     is_critic_checkpoint,
     load_critic,
     load_language_model,
@@ -39,7 +40,7 @@ from .modeling import (
     save_language_model,
     token_log_probs,
 )
-from .records import OrmRecord, StepRecord, read_examples, read_records
+from .records import StepRecord, read_examples, read_records
 
 CHECKPOINTS = ".checkpoints"
 
@@ -58,7 +59,9 @@ class JobSpec:
     batch_size: int = 8
     seed: int = 0
     learning_rate: float = 1e-5
-    max_length: int = 4096
+    max_length: int | None = None  # tokens per prompt + response; None: the model's context
+    prompt_format: str = "webrl-llama3"
+    constants: WebRLConstants = WEBRL
     checkpoint_every: int = 50
     max_kl: float = 5.0
     max_grad_norm: float = 1.0
@@ -83,8 +86,19 @@ class _Objective:
     def __init__(self, spec: JobSpec):
         self.spec = spec
         self.tokenizer = load_tokenizer(spec.model.base_model)
+        self.max_length = spec.max_length or model_context(spec.model.base_model)
+        # The judge answers through a chat endpoint, so its text is always the model's chat template.
+        self.end_of_turn = end_of_turn(self.tokenizer, "chat-template" if spec.objective == "orm" else spec.prompt_format)
+        self.cut: dict[str, int] = {}  # prompt tokens dropped from the middle, per row (and its next state)
         kind = "orm" if spec.objective == "orm" else "step"
-        self.records: list = read_examples(spec.data, spec.objective) if spec.data_format == "examples" else read_records(spec.data, kind)
+        if spec.data_format == "examples":
+            if spec.prompt_format != "webrl-llama3" and spec.objective != "orm":
+                raise InputError(
+                    f"{spec.data}: examples rows carry states, rendered here only in the webrl-llama3 prompt format; with {spec.prompt_format} send training records (the prompts as rendered)"
+                )
+            self.records: list = read_examples(spec.data, spec.objective, self._render_chat)
+        else:
+            self.records = read_records(spec.data, kind)
         if spec.objective == "actor-webrl" and not spec.critic:
             raise InputError("critic: actor-webrl needs the critic checkpoint ({critic} or --critic)")
         if spec.objective == "critic":
@@ -98,13 +112,35 @@ class _Objective:
             yes = self.tokenizer("YES", add_special_tokens=False)["input_ids"]
             no = self.tokenizer("NO", add_special_tokens=False)["input_ids"]
             if not yes or not no or yes[0] == no[0]:
-                raise InputError(f"{spec.model.base_model} tokenizer: YES and NO must start with different tokens")
-            self.yes_token, self.no_token = yes[0], no[0]
+                raise InputError(f"{spec.model.base_model} tokenizer: YES and NO must start with different tokens (the judge's score reads the first)")
         if spec.objective == "actor-webrl":
             self._prepare_webrl()
 
-    def _encode(self, prompts: list[str], responses: list[str]):
-        return encode_pairs(self.tokenizer, prompts, responses, self.spec.max_length, self.spec.model.device)
+    def _render_chat(self, messages: list[dict[str, str]]) -> str:
+        if not self.tokenizer.chat_template:
+            raise InputError(f"{self.spec.model.base_model} tokenizer: the orm objective needs the model's chat template (the judge is served through a chat endpoint)")
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def _encode(self, ids: list[str], prompts: list[str], responses: list[str] | None) -> Batch:
+        """The rows' tokens, each response closed by the end of turn (an empty reply is the end of turn
+        alone, as WebRL trains it), or the prompts alone (None: a critic's states); a prompt cut the first
+        time is logged."""
+        closed_responses = [closed(response, self.end_of_turn) for response in responses] if responses is not None else [""] * len(prompts)
+        try:
+            # The judge's text is a chat-rendered conversation (served through a chat endpoint).
+            batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device, chat=self.spec.objective == "orm")
+        except InputError as error:
+            raise InputError(f"{self.spec.data} {', '.join(ids)}: {error}") from None
+        for row, cut in zip(ids, batch.cut_tokens):
+            if cut and row not in self.cut:
+                self.cut[row] = cut
+                if self._main:
+                    _log(f"prompt cut: {row} lost {cut} tokens from the middle of its prompt (max length {self.max_length}; its start and end kept)")
+        return batch
+
+    @property
+    def _main(self) -> bool:
+        return os.environ.get("RANK", "0") == "0"
 
     @torch.no_grad()
     def _prepare_webrl(self) -> None:
@@ -117,15 +153,16 @@ class _Objective:
         advantages, refs, tokens = [], [], []
         for start in range(0, len(self.records), spec.batch_size):
             rows: list[StepRecord] = self.records[start : start + spec.batch_size]
-            v1, v2 = (success_probability(h) for h in critic(**self._state_inputs([r.prompt for r in rows])))
+            v1, v2 = (success_probability(h) for h in critic(**self._state_inputs([(r.id, r.prompt) for r in rows])))
             has_next = torch.tensor([1.0 if r.next_prompt is not None else 0.0 for r in rows], device=v1.device)
-            nv1, nv2 = (success_probability(h) for h in critic(**self._state_inputs([r.next_prompt or r.prompt for r in rows])))
+            nv1, nv2 = (success_probability(h) for h in critic(**self._state_inputs([(f"{r.id} next", r.next_prompt or r.prompt) for r in rows])))
             reward = torch.tensor([r.reward for r in rows], device=v1.device)
             mc_return = torch.tensor([r.mc_return for r in rows], device=v1.device)
-            advantages.append(webrl_advantage(v1, v2, nv1, nv2, reward, mc_return, has_next).cpu())
-            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
-            # A record's refLogprob is used as is; a missing one is computed with the reference model, or
-            # with the untrained init actor (the previous phase's actor, which is WebRL's reference).
+            advantages.append(webrl_advantage(v1, v2, nv1, nv2, reward, mc_return, has_next, spec.constants).cpu())
+            batch = self._encode([r.id for r in rows], [r.prompt for r in rows], [r.response for r in rows])
+            # A record's refLogprob (over the response and its end of turn) is used as is; a missing one is
+            # computed with the reference model, or with the untrained init actor (the previous phase's
+            # actor, which is WebRL's reference).
             computed, counts = response_log_probs(reference or self.module, batch)
             refs.append(torch.tensor([r.ref_logprob if r.ref_logprob is not None else computed[i].item() for i, r in enumerate(rows)]))
             tokens.append(counts.cpu())
@@ -133,38 +170,33 @@ class _Objective:
         self.module.train(was_training)
         del critic, reference
 
-    def _state_inputs(self, prompts: list[str]) -> dict:
-        batch = self._encode(prompts, [""] * len(prompts))
+    def _state_inputs(self, states: list[tuple[str, str]]) -> dict:
+        """(row id, prompt) pairs as the critic's input: the prompt alone."""
+        batch = self._encode([row for row, _ in states], [prompt for _, prompt in states], None)
         return {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask}
 
     def loss(self, indices: list[int]) -> tuple[torch.Tensor, dict[str, float]]:
         rows = [self.records[i] for i in indices]
         device = self.spec.model.device
         objective = self.spec.objective
-        if objective == "actor-sft":
-            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
-            loss = sft_loss(token_log_probs(self.module, batch), batch.response_mask)
-            return loss, {"loss": loss.item()}
-        if objective == "actor-webrl":
-            batch = self._encode([r.prompt for r in rows], [r.response for r in rows])
-            log_prob, _ = response_log_probs(self.module, batch)
-            index = torch.tensor(indices)
-            return webrl_actor_loss(log_prob, self.ref_log_prob[index].to(device), self.tokens[index].to(device), self.advantage[index].to(device))
         if objective == "critic":
             success = torch.tensor([1 if r.mc_return > 0 else 0 for r in rows], device=device)
             has_next = torch.tensor([1.0 if r.next_prompt is not None else 0.0 for r in rows], device=device)
             # States and next states in one forward pass: DistributedDataParallel allows one per backward.
-            both = self.module(**self._state_inputs([r.prompt for r in rows] + [r.next_prompt or r.prompt for r in rows]))
+            states = [(r.id, r.prompt) for r in rows] + [(f"{r.id} next", r.next_prompt or r.prompt) for r in rows]
+            both = self.module(**self._state_inputs(states))
             state = tuple(head[: len(rows)] for head in both)
             following = tuple(head[len(rows) :] for head in both)
             loss = critic_loss(state, following, success, has_next)
             return loss, {"loss": loss.item()}
-        orm_rows: list[OrmRecord] = rows
-        batch = self._encode([r.prompt for r in orm_rows], [""] * len(orm_rows))
-        logits = self.module(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-        last = logits[torch.arange(len(orm_rows), device=device), batch.attention_mask.sum(dim=1) - 1].float()
-        success = torch.tensor([1 if r.success else 0 for r in orm_rows], device=device)
-        loss = orm_loss(last[:, self.yes_token], last[:, self.no_token], success)
+        batch = self._encode([r.id for r in rows], [r.prompt for r in rows], [r.response for r in rows])
+        if objective == "actor-webrl":
+            log_prob, _ = response_log_probs(self.module, batch)
+            index = torch.tensor(indices)
+            advantage = self.advantage[index].to(device)
+            return webrl_actor_loss(log_prob, self.ref_log_prob[index].to(device), self.tokens[index].to(device), advantage, self.spec.constants)
+        # actor-sft and orm (WebRL fine-tunes its judge as chat SFT on YES / NO and the end of turn).
+        loss = sft_loss(token_log_probs(self.module, batch), batch.response_mask)
         return loss, {"loss": loss.item()}
 
     def save(self, module: torch.nn.Module, out: Path) -> None:
@@ -289,6 +321,8 @@ def run(spec: JobSpec) -> list[float]:
     if main:
         objective.save(accelerator.unwrap_model(objective.module), out)
         shutil.rmtree(checkpoints, ignore_errors=True)
+        if objective.cut:
+            _log(f"prompt cut: {len(objective.cut)} prompts lost {sum(objective.cut.values())} tokens from their middles in all (max length {objective.max_length})")
         _log(f"wrote {spec.objective} to {out} after {step} steps" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
     accelerator.wait_for_everyone()
     return losses

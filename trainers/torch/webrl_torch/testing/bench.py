@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from ..modeling import ModelOptions, encode_pairs, load_tokenizer
+from ..modeling import ModelOptions
 from ..train import JobSpec, _Objective, run
 from .tiny import build_tiny_model
 
@@ -43,9 +43,8 @@ def main() -> None:
         spec = JobSpec(objective="actor-webrl", data=str(data), out=str(root / "actor"), model=options, critic=critic_spec.out, batch_size=4, learning_rate=1e-4)
         objective = _Objective(spec)
         optimizer = torch.optim.AdamW([p for p in objective.module.parameters() if p.requires_grad], lr=spec.learning_rate)
-        tokenizer = load_tokenizer(str(model))
         batches = [list(range(i, i + spec.batch_size)) for i in range(0, ROWS, spec.batch_size)]
-        tokens = sum(int(encode_pairs(tokenizer, [r["prompt"]], [r["response"]], spec.max_length, "cpu").attention_mask.sum()) for r in _records())
+        tokens = sum(int(objective._encode([r["id"]], [r["prompt"]], [r["response"]]).attention_mask.sum()) for r in _records())
         objective.module.train()
         started = time.perf_counter()
         for step in range(STEPS):

@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import { DeterministicJudge } from '../../env/evaluators/judge';
 import { buildTasks, countTasks, readTaskFile, type LoadedTask } from '../../env/tasks/loader';
-import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/site-urls';
+import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/siteUrls';
 import { Secret } from '../../config/secrets';
 import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
 import { startServer } from '../models/fixtures/servers';

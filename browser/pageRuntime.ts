@@ -1,7 +1,7 @@
 /**
  * The code that runs inside the page: annotation (webrl.md §2), element lookup for the executor, dropdown
  * selection, scrolling and DOM-quiet detection. `createPageRuntime` is serialised with `toString()` and
- * evaluated in the page (see page-call.ts), so it must reference nothing outside itself: no imports, no
+ * evaluated in the page (see pageCall.ts), so it must reference nothing outside itself: no imports, no
  * module constants; types are fine (they vanish).
  *
  * Two observation profiles (docs/webrl-fidelity.md): `default`, this project's annotation, and `webrl`,
@@ -874,7 +874,7 @@ export function createPageRuntime() {
 export type PageRuntime = ReturnType<typeof createPageRuntime>;
 
 /**
- * Runs in every document of an episode's browser context before the page's own scripts (page-call.ts
+ * Runs in every document of an episode's browser context before the page's own scripts (pageCall.ts
  * serialises it like the runtime, so it too references nothing outside itself): records the timeouts and
  * animation frames the page schedules, so settling can wait for what the page is about to show (an
  * autocomplete's suggestions 300 ms after typing). Intervals are not recorded: they never end.

@@ -11,9 +11,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EmbeddedSiteName } from '../site-urls';
-import { LOGIN_FORMS, renderLoginPage } from '../login-forms';
-import { changedRows } from '../state/cow-table';
+import type { EmbeddedSiteName } from '../siteUrls';
+import { LOGIN_FORMS, renderLoginPage } from '../loginForms';
+import { changedRows } from '../state/cowTable';
 import { EpisodeStore, episodeIdFromCookie } from '../state/episodes';
 import { Html, html } from '../html';
 import { HttpError, json, page, type Reply, type Router } from './router';

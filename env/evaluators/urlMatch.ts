@@ -4,7 +4,7 @@
  * the way WebArena splits it (netloc as written, `;params` off the path, blank query values dropped,
  * `+` and percent escapes decoded).
  */
-import type { Harness } from './text-match';
+import type { Harness } from './textMatch';
 
 export interface ParsedUrl {
   scheme: string;

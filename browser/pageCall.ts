@@ -1,8 +1,8 @@
 /**
- * Calls one method of the in-page runtime (page-runtime.ts) in a page's main frame.
+ * Calls one method of the in-page runtime (pageRuntime.ts) in a page's main frame.
  */
 import type { Page } from 'playwright-core';
-import { createPageRuntime, installTimerProbe, type PageRuntime } from './page-runtime';
+import { createPageRuntime, installTimerProbe, type PageRuntime } from './pageRuntime';
 
 // tsx compiles with esbuild's keepNames, which wraps inner functions in `__name(...)`: a helper the page
 // does not have. The serialised runtime therefore gets a local identity stand-in.

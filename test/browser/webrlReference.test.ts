@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { observe, VIEWPORT } from '../../browser/observe';
-import { serveDirectory, type StaticServer } from '../../browser/static-server';
-import { startEmbeddedSites, type EmbeddedSites } from '../../env/embedded-sites';
+import { serveDirectory, type StaticServer } from '../../browser/staticServer';
+import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 import { openReferencePage, REFERENCE_PAGES, REFERENCE_WORLD_SEED } from './fixtures/webrl-reference/pages';
 import { launchChromium, PAGES_DIR } from './helpers';
 

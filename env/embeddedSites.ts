@@ -3,9 +3,9 @@
  * the same seeded world.
  */
 import { randomBytes } from 'node:crypto';
-import { startSiteServer, type RunningSite, type SiteAccount, type SiteApp } from './http/site-server';
-import { credentialVariables } from './login-forms';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteUrls } from './site-urls';
+import { startSiteServer, type RunningSite, type SiteAccount, type SiteApp } from './http/siteServer';
+import { credentialVariables } from './loginForms';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteUrls } from './siteUrls';
 import { createGitlabApp } from './sites/gitlab/app';
 import { createRedditApp } from './sites/reddit/app';
 import { createAdminApp } from './sites/shopping-admin/app';

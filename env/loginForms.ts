@@ -6,7 +6,7 @@
  * form with it, so the same login code runs against the real sites and the embedded ones.
  */
 import { Html, html } from './html';
-import type { SiteName } from './site-urls';
+import type { SiteName } from './siteUrls';
 
 export type FieldLocator = { by: 'label'; text: string } | { by: 'placeholder'; text: string } | { by: 'testId'; id: string };
 export type ButtonLocator = { by: 'role'; name: string } | { by: 'testId'; id: string; name: string };
