@@ -375,7 +375,7 @@ describe('campaign activities with remote model backends', () => {
           return { verdicts: items.map((item) => (item.state.intent.includes('refund') ? null : { pYes: 0.9, reward: 1 })), failures: [{ item: items[2]!.id, reason: 'fake: no verdict' }] };
         },
       },
-      critic: { trainedByCampaign: true, values: () => Promise.reject(new Error('no critic on these activities')) },
+      critic: { valuesTasks: true, trainedByCampaign: true, values: () => Promise.reject(new Error('no critic on these activities')) },
       trainer: {
         async train(spec, target) {
           trained.push({ spec, target });

@@ -14,8 +14,8 @@ import {
   defineQuery,
   defineSignal,
   defineUpdate,
+  deprecatePatch,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -193,23 +193,20 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     currentActivity = `${purpose} rollouts`;
     publishStatus();
     const lanes = Math.min(settings.rolloutShardsInFlight, shardCount);
-    if (patched('failed-shard-cancels-the-others')) {
-      const shards = new CancellationScope();
-      await shards.run(() =>
-        Promise.allSettled(
-          Array.from({ length: lanes }, () =>
-            lane().catch((error: unknown) => {
-              if (failed) return;
-              failed = { error };
-              shards.cancel();
-            }),
-          ),
+    deprecatePatch('failed-shard-cancels-the-others');
+    const shards = new CancellationScope();
+    await shards.run(() =>
+      Promise.allSettled(
+        Array.from({ length: lanes }, () =>
+          lane().catch((error: unknown) => {
+            if (failed) return;
+            failed = { error };
+            shards.cancel();
+          }),
         ),
-      );
-      if (failed) throw failed.error;
-    } else {
-      await Promise.all(Array.from({ length: lanes }, lane));
-    }
+      ),
+    );
+    if (failed) throw failed.error;
     currentActivity = null;
     return results;
   }
@@ -224,8 +221,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
 
     let trainingTasks: DatasetRef;
     let demos: Demonstrations | null = null;
-    const checksEnvironment = input.environmentChecks === true && patched('webarena-environment-checks');
+    const checksEnvironment = input.environmentChecks === true;
     if (checksEnvironment) {
+      deprecatePatch('webarena-environment-checks');
       await step('prepareEnvironment', 'site resets and health check', (o) => browser.prepareEnvironment.executeWithOptions(o, [{ ...scope, moment: 'phase' }]));
     }
     if (phase === 0) {
@@ -235,9 +233,8 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       const sft = await step('trainSft', 'SFT of actor, critic and ORM', (o) => train.trainSft.executeWithOptions(o, [{ ...scope, ...collected }]));
       models = sft.models;
       trainingSteps += sft.steps;
-      if (patched('deploy-models')) {
-        await step('deployModels', 'serve the SFT actor', (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
-      }
+      deprecatePatch('deploy-models');
+      await step('deployModels', 'serve the SFT actor', (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
       // Probe the SFT actor on train tasks: its failures seed the first curriculum phase.
       trainingTasks = await step('generateTasks', 'probe tasks from the train split', (o) =>
         control.generateTasks.executeWithOptions(o, [{ ...scope, failedTasks: null, count: settings.tasksPerPhase, curriculum: false }]),
@@ -245,15 +242,15 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     } else {
       if (!models) throw ApplicationFailure.nonRetryable(`phase ${phase} has no models carried from phase ${phase - 1}`);
       // More candidates than tasks rolled out, so the critic filter chooses rather than only drops.
-      const oversample = patched('critic-filter-chooses-from-more-candidates');
-      const count = oversample ? settings.tasksPerPhase * (settings.candidateFactor ?? 1) : settings.tasksPerPhase;
+      deprecatePatch('critic-filter-chooses-from-more-candidates');
+      const count = settings.tasksPerPhase * settings.candidateFactor;
       const candidates = await step('generateTasks', settings.curriculum ? 'tasks evolved from failures' : 'tasks from the train split', (o) =>
         control.generateTasks.executeWithOptions(o, [{ ...scope, failedTasks, count, curriculum: settings.curriculum }]),
       );
       tasksGenerated = candidates.count;
       const kept = await step('filterTasksByCritic', `critic filter [${settings.criticBand.join(', ')}]`, (o) =>
         browser.filterTasksByCritic.executeWithOptions(o, [
-          { ...scope, candidates, critic: models!.critic, band: settings.criticBand, ...(oversample ? { limit: settings.tasksPerPhase } : {}) },
+          { ...scope, candidates, critic: models!.critic, band: settings.criticBand, limit: settings.tasksPerPhase },
         ]),
       );
       trainingTasks = kept.tasks;
@@ -262,7 +259,8 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     counts.tasksKept = tasksKept;
 
     const shards = await rollouts(trainingTasks, models!.actor, phase === 0 ? 'probe' : 'train');
-    if (demos && patched('fit-orm-and-critic-to-probe')) {
+    if (demos) {
+      deprecatePatch('fit-orm-and-critic-to-probe');
       // The SFT ORM and critic know only oracle plans; the probe shows them this actor's own outcomes.
       const fitted = await step('fitOrmAndCriticToProbe', "ORM and critic on the SFT actor's probe outcomes", (o) =>
         train.fitOrmAndCriticToProbe.executeWithOptions(o, [
@@ -301,10 +299,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       );
       models = { ...models!, critic: critic.critic, actor: actor.actor };
       trainingSteps += critic.steps + actor.steps;
-      if (patched('deploy-models')) {
-        // Evaluation and the next phase ask the server for this phase's actor by its served name.
-        await step('deployModels', "serve this phase's actor", (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
-      }
+      deprecatePatch('deploy-models');
+      // Evaluation and the next phase ask the server for this phase's actor by its served name.
+      await step('deployModels', "serve this phase's actor", (o) => train.deployModels.executeWithOptions(o, [{ ...scope, actor: models!.actor }]));
     }
 
     const testTasks = await step('evaluationTasks', 'held-out test tasks', (o) => control.evaluationTasks.executeWithOptions(o, [scope]));

@@ -7,11 +7,8 @@
 export interface PhaseSettings {
   /** Tasks rolled out per phase: at most this many candidates pass the critic filter. */
   tasksPerPhase: number;
-  /**
-   * Candidates generated per phase = tasksPerPhase x this. Absent in campaigns started before it
-   * existed, whose phases generate exactly tasksPerPhase.
-   */
-  candidateFactor?: number;
+  /** Candidates generated per phase = tasksPerPhase x this; the critic filter keeps at most tasksPerPhase. */
+  candidateFactor: number;
   /** Keep a task when the critic's value at its start lies in [low, high]. */
   criticBand: [number, number];
   /** Tasks per rollout shard (one activity each). */

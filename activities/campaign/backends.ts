@@ -148,6 +148,7 @@ export function completionsActorPolicy(actor: CompletionsActor, temperature: num
 /** A critic outside the campaign's checkpoints, asked in batches: a batch that fails costs that batch (null, recorded), not the phase. */
 function batchedCritic(critic: () => Promise<StateValueFunction>, size: number): CriticRole {
   return {
+    valuesTasks: true,
     trainedByCampaign: false,
     async values(_checkpoint, items) {
       const valueFunction = await critic();
@@ -217,6 +218,7 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
     switch (critic.backend) {
       case 'embedded':
         return {
+          valuesTasks: true,
           trainedByCampaign: true,
           async values(checkpoint, items) {
             return { values: await (await models.critic(checkpoint)).values(states(items)), failures: [] };
@@ -250,6 +252,7 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
       case 'none':
         // filterTasksByCritic keeps the candidates without asking a critic.
         return {
+          valuesTasks: false,
           trainedByCampaign: false,
           values: () => Promise.reject(new Error('models.critic.backend is none: no critic values states')),
         };

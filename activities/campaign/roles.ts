@@ -43,6 +43,8 @@ export interface ActorRole {
 }
 
 export interface CriticRole {
+  /** False without a critic (backend none): the critic filter then keeps the first candidates unjudged. */
+  readonly valuesTasks: boolean;
   /** Values of each state under the checkpoint; a state the backend could not value is null and recorded. */
   values(checkpoint: string, items: readonly StateItem[]): Promise<{ values: (CriticValues | null)[]; failures: BackendFailure[] }>;
   /** Whether the campaign trains this critic (an embedded checkpoint); a remote one is kept as it is. */

@@ -159,7 +159,7 @@ describe('campaign workflow (stub activities on a dev server)', { timeout: 110_0
     const inPhase1 = (name: Parameters<StubActivities['inputs']>[0]) => stubs.inputs(name).filter((input) => input.phase === 1);
     const [generate] = inPhase1('generateTasks');
     assert.deepEqual(generate?.failedTasks, dataset(0, 'failed-tasks', 2));
-    assert.equal(generate?.count, SETTINGS.tasksPerPhase * SETTINGS.candidateFactor!);
+    assert.equal(generate?.count, SETTINGS.tasksPerPhase * SETTINGS.candidateFactor);
     assert.equal(generate?.configKey, 'campaigns/campaign-1/config.json');
     assert.equal(generate?.configSha256, 'sha256-config');
     assert.equal(generate?.seed, 7);
@@ -261,7 +261,7 @@ describe('campaign workflow (stub activities on a dev server)', { timeout: 110_0
       stubs.inputs('generateTasks').map((input) => [input.phase, input.count]),
       [
         [0, 4],
-        [1, 3 * SETTINGS.candidateFactor!],
+        [1, 3 * SETTINGS.candidateFactor],
       ],
     );
     const temperatures = stubs.inputs('runRolloutShard').filter((input) => input.purpose !== 'eval').map((input) => [input.phase, input.temperature]);
