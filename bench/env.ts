@@ -2,7 +2,9 @@
  * Environment costs. The webarena backend against the embedded sites served by `webrl env serve` in
  * its own process: the oracle's success on exported test tasks (a seeded sample, the same number per
  * site, or all of them; a reset before every episode, one episode per site), the time per step there
- * and on the embedded backend over the same tasks, and each site's reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
+ * and on the embedded backend over the same tasks, the same tasks in WebArena-Verified's format scored
+ * by its official evaluator (the oracle's success, the evaluator's ms per episode), and each site's
+ * reset through its HTTP hook. Then the embedded costs: the reset cost per episode (prepareEpisode + dispose: a fresh
  * copy-on-write state on all four sites and the cookie on a browser context), and oracle episodes
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
  * on a seeded mix of test tasks from every template. Last, MiniWoB++ (the miniwob backend): the oracle

@@ -8,9 +8,11 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { EvaluationResult } from '../activities/campaign/controlActivities';
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import type { TraceRow } from '../browser/traces';
+import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
@@ -112,6 +114,14 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
         `<h3>Action</h3><pre>${escapeHtml(row.response)}</pre>${problem}${failed}</div>`,
     );
   }
+  // Files the evaluator handed back (WebArena-Verified: the episode's network trace), copied beside the page.
+  const files: string[] = [];
+  for (const [name, key] of Object.entries(record.files ?? {})) {
+    if (!(await store.exists(key))) continue;
+    const file = `files/phase-${phase}-${safe(entry.purpose)}-${safe(record.taskId)}-${safe(name)}`;
+    await writeFile(join(dir, file), await store.getBytes(key));
+    files.push(`<a href="../${file}">${escapeHtml(name)}</a>`);
+  }
   const [orm, reward, score] = judgement(entry);
   const summary = table(
     ['task', 'site', 'pass', 'steps', 'ended by', 'answer', 'ORM verdict', 'reward', 'evaluator score'],
@@ -119,6 +129,8 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
   );
   const body =
     `<p><a href="../phase-${phase}.html">phase ${phase}</a></p><p><b>Intent:</b> ${escapeHtml(record.intent)}</p>${summary}` +
+    (record.evaluation ? `<p><b>Evaluation:</b> ${escapeHtml(Object.entries(record.evaluation).map(([k, v]) => `${k}: ${String(v)}`).join('; '))}</p>` : '') +
+    (files.length ? `<p><b>Files:</b> ${files.join(', ')}</p>` : '') +
     (steps.length ? steps.join('\n') : '<p>No trace was stored for this trajectory.</p>');
   await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, body, '../index.html'));
   return screenshots;
@@ -192,6 +204,33 @@ async function writePhasePage(store: ArtifactStore, dir: string, manifest: Phase
   return { trajectories, screenshots };
 }
 
+/**
+ * Test-split success per task type and phase (the learning curve of each MiniWoB++ type) from each
+ * phase's evaluated tasks, as a table and a chart; '' when no task has a type (other backends' tasks).
+ */
+export function taskTypeCurveHtml(campaignId: string, summaries: PhaseSummary[], evaluated: EvaluationResult['tasks'][]): string {
+  const byPhase = evaluated.map((tasks) => {
+    const scores = new Map<string, number[]>();
+    for (const task of tasks) {
+      const type = parseMiniwobTaskId(task.taskId)?.type;
+      if (type) scores.set(type, [...(scores.get(type) ?? []), task.score]);
+    }
+    return Object.fromEntries([...scores].map(([type, xs]) => [type, xs.reduce((a, b) => a + b, 0) / xs.length]));
+  });
+  const types = [...new Set(byPhase.flatMap((m) => Object.keys(m)))].sort();
+  if (!types.length) return '';
+  const rows = summaries.map((s, i) => [
+    s.phase === 0 ? '0 (SFT)' : String(s.phase),
+    percent(s.successRate),
+    ...types.map((type) => (type in byPhase[i]! ? percent(byPhase[i]![type]!) : '-')),
+  ]);
+  return (
+    '<h2>Test-split success per task type</h2>' +
+    table(['phase', 'all', ...types], rows) +
+    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per task type`, summaries.map((s, i) => ({ ...s, perSite: byPhase[i]! })))
+  );
+}
+
 export interface HtmlReportResult {
   index: string;
   phases: number;
@@ -205,6 +244,7 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   if (!manifests.length) return undefined;
   await mkdir(join(dir, 'trajectories'), { recursive: true });
   await mkdir(join(dir, 'screenshots'), { recursive: true });
+  await mkdir(join(dir, 'files'), { recursive: true });
   const summaries: PhaseSummary[] = manifests.map((m) => m.data.summary);
   let trajectories = 0;
   let screenshots = 0;
@@ -228,7 +268,8 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   ]);
   const body =
     table(['phase', 'test success', ...sites, 'tasks generated', 'tasks kept', 'trajectories', 'rollout succ.', 'replayed', 'ORM = evaluator'], rows) +
-    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries);
+    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries) +
+    taskTypeCurveHtml(campaignId, summaries, await Promise.all(manifests.map(async (m) => (await store.tryGetJson<EvaluationResult>(m.data.artifacts.evaluation))?.tasks ?? [])));
   const index = join(dir, 'index.html');
   await writeFile(index, page(`WebRL campaign ${campaignId}`, body));
   return { index, phases: manifests.length, trajectories, screenshots };

@@ -13,6 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../config/settings';
 import { OutageWatch, unreachableServer, watchStorage } from '../infra/outage';
 import { stackPaths, stackUp } from '../infra/stack';
+import { startLocalLlm } from '../infra/vllm/localLlm';
 import { describeTool, ensureTools, type Log } from '../infra/tools';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
@@ -245,6 +246,7 @@ export async function runMainJob(loaded: Settings, log: Log, options: MainJobOpt
     log,
   });
   const settings = await withLocalStackCredentials(loaded);
+  const llm = await startLocalLlm(settings.config, log);
   const client = await connectClient(settings.config, settings.secrets);
   const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
   try {
@@ -280,5 +282,6 @@ export async function runMainJob(loaded: Settings, log: Log, options: MainJobOpt
   } finally {
     await client.connection.close();
     store.destroy();
+    await llm?.stop();
   }
 }

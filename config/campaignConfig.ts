@@ -40,6 +40,9 @@ export const ConfigSchema = z
     // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
     const { environment } = config.campaign;
     for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
+    if (config.stack.llm && config.models.actor.backend !== 'completions') {
+      ctx.addIssue({ code: 'custom', path: ['stack', 'llm'], message: 'the served model is the actor: models.actor.backend must be completions (baseUrl http://127.0.0.1:<port>/v1)' });
+    }
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
   // observation profile follows the actor (the released WebRL checkpoints read the reference's pages);

@@ -70,6 +70,19 @@ export const StackConfigSchema = z.strictObject({
   temporalUiPort: port.default(8233),
   minioPort: port.default(9000),
   minioConsolePort: port.default(9001),
+  /**
+   * A language model this machine serves for the campaign (a laptop's LLM path): the main job provisions
+   * vLLM's CPU build, the trainer's Python environment and the model under the data dir, and serves the
+   * model on 127.0.0.1:`port` as models.actor.model, with runtime LoRA, while it runs. Unset: none.
+   */
+  llm: z
+    .strictObject({
+      model: z.enum(['SmolLM2-135M-Instruct']),
+      port: port.default(8000),
+      maxLoraRank: z.number().int().min(1).max(256).default(16),
+      maxModelLen: z.number().int().min(256).max(131_072).default(8192),
+    })
+    .optional(),
 });
 
 export const ConcurrencySchema = z.strictObject({
@@ -306,6 +319,12 @@ export const ModelsSchema = z
     critic: z
       .discriminatedUnion('backend', [
         embedded,
+        /**
+         * No critic filter: each phase rolls out the first tasksPerPhase candidates (the curriculum's
+         * seeded draw). The trainer still trains a critic for the actor's advantages. For a trainer whose
+         * critic no server serves (webrl-torch on a laptop).
+         */
+        z.strictObject({ backend: z.literal('none') }),
         z.strictObject({ backend: z.literal('onnx-file'), path: z.string().min(1), threads: z.number().int().min(1).max(64).default(1) }),
         z.strictObject({
           backend: z.literal('http'),

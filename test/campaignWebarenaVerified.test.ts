@@ -9,12 +9,13 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { startCampaign } from '../campaign/control';
+import { writeHtmlReport } from '../campaign/htmlReport';
 import { parseConfig } from '../config/load';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
@@ -58,7 +59,7 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
     client = await stack.client();
     Object.assign(process.env, served.credentials);
     // Task files as a user exports them, cut to a few tasks per site.
-    for (const [split, perSite] of [['train', 2], ['test', 1]] as const) {
+    for (const [split, perSite] of [['train', 1], ['test', 1]] as const) {
       const file = join(dir, `${split}.json`);
       const result = await runWebrl(['env', 'export', '--split', split, '--format', 'webarena-verified', '--out', file]);
       assert.equal(result.code, 0, result.output);
@@ -134,6 +135,14 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
         for (const entry of har.log.entries) assert.ok(!entry.request.headers.some((h) => /cookie/i.test(h.name)), `${harKey} keeps a cookie`);
       }
       for (const { record } of oracle) assert.equal(record.score, 1, `the oracle failed ${record.taskId}: ${JSON.stringify(record.evaluation)}`);
+
+      // The HTML report's trajectory pages link each network trace, copied beside them.
+      const report = await writeHtmlReport(store, NAME, join(dir, 'report'));
+      const pages = await readdir(join(dir, 'report', 'trajectories'));
+      assert.ok(report && report.trajectories > 0 && pages.length === report.trajectories);
+      const linked = await Promise.all(pages.map(async (page) => /<a href="\.\.\/(files\/[^"]+network\.har)">network\.har<\/a>/.exec(await readFile(join(dir, 'report', 'trajectories', page), 'utf8'))?.[1]));
+      assert.ok(linked.every(Boolean), 'every trajectory page links its network trace');
+      for (const file of linked) assert.ok(JSON.parse(await readFile(join(dir, 'report', file!), 'utf8')).log.entries.length > 0);
 
       // Each site was restarted before each evaluation (phases 0 and 1), each restart followed by its status.
       for (const site of EMBEDDED_SITE_NAMES) {

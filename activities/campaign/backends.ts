@@ -221,6 +221,12 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
             }),
           critic.batchSize,
         );
+      case 'none':
+        // filterTasksByCritic keeps the candidates without asking a critic.
+        return {
+          trainedByCampaign: false,
+          values: () => Promise.reject(new Error('models.critic.backend is none: no critic values states')),
+        };
     }
   }
 

@@ -131,6 +131,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
       return ctx.once(ctx.key(input, 'tasks', 'kept'), async () => {
         const config = await ctx.config(input);
         const candidates = await ctx.readDataset<EnvironmentTask>(input.candidates);
+        if (config.models.critic.backend === 'none') {
+          const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), candidates.slice(0, input.limit ?? candidates.length));
+          return { objects: await ctx.datasetObjects(tasks), data: { tasks, meanValue: 0 } };
+        }
         const { critic, feasibility } = roles(config);
         const { environment, siteUrls } = await campaignEnvironment(runtime, config, candidates);
         // Tasks share start pages: observe each distinct start URL once, in a fresh episode state.

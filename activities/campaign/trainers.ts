@@ -15,7 +15,8 @@ import { trainerVariables } from '../../models/train/trainerContract';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
 import { StorageNotFoundError } from '../../storage/errors';
 import { withHeartbeats, type CampaignContext } from './context';
-import type { Trainer } from './roles';
+import type { ObjectInfo } from '../../storage/artifactStore';
+import type { Trainer, TrainingTarget, TrainSpec } from './roles';
 
 /**
  * Training in a worker thread of this process: data and models staged from the store, heartbeats,
@@ -23,59 +24,63 @@ import type { Trainer } from './roles';
  */
 export function embeddedTrainer(ctx: CampaignContext): Trainer {
   return {
-    async train(spec, { key, stateKey, training }) {
-      const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
-      await mkdir(dir, { recursive: true });
-      const learningRate = training.learningRates[spec.objective];
-      const dataPath = join(dir, 'data.jsonl');
-      await ctx.store.downloadFile(spec.data.key, dataPath);
-      const statePath = join(dir, 'model.onnx.state');
-      let resume = false;
-      try {
-        await ctx.store.downloadFile(stateKey, statePath);
-        resume = true;
-      } catch (error) {
-        if (!(error instanceof StorageNotFoundError)) throw error;
-      }
-      const job: TrainingJob = {
-        objective: spec.objective,
-        data: { path: dataPath },
-        dataRefs: [spec.data.key],
-        outPath: join(dir, 'model.onnx'),
-        statePath,
-        resume,
-        seed: spec.scope.seed,
-        epochs: spec.epochs,
-        ...(learningRate ? { learningRate } : {}),
-        batchSize: training.batchSize,
-        checkpointEvery: training.checkpointEvery,
-        ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
-        ...(spec.reference ? { reference: await ctx.localFile(spec.reference, { withCard: true }) } : {}),
-        ...(spec.critic ? { critic: await ctx.localFile(spec.critic, { withCard: true }) } : {}),
-        // Cards name models by storage key, never by this host's paths.
-        modelRefs: { ...(spec.init ? { init: spec.init } : {}), ...(spec.reference ? { reference: spec.reference } : {}), ...(spec.critic ? { critic: spec.critic } : {}) },
-      };
-      // Checkpoint uploads are chained so they land in order; the last one is awaited before returning.
-      let uploads = Promise.resolve();
-      let latest: object = { model: spec.name, phase: 'preparing', step: 0, totalSteps: 0 };
-      const result = await withHeartbeats(
-        () => latest,
-        runTrainingInWorker(job, {
-          signal: Context.current().cancellationSignal,
-          onProgress: (progress) => {
-            latest = { model: spec.name, ...progress };
-            Context.current().heartbeat(latest);
-          },
-          onCheckpoint: ({ path }) => {
-            uploads = uploads.then(async () => void (await ctx.store.uploadFile(stateKey, path)));
-          },
-        }),
-      );
-      await uploads;
-      if (result.status !== 'completed') throw new Error(`training of the ${spec.name} stopped at step ${result.step} of ${result.totalSteps}`);
-      return { steps: result.step, objects: await ctx.uploadModel(job.outPath, key) };
+    async train(spec, target) {
+      // Heartbeats from the first download to the last upload: staging and uploading a model under a
+      // busy host can take longer than the heartbeat timeout, which would cancel a healthy job.
+      const latest = { details: { model: spec.name, phase: 'preparing', step: 0, totalSteps: 0 } as object };
+      return withHeartbeats(() => latest.details, trainHere(spec, target, latest));
     },
   };
+
+  async function trainHere(spec: TrainSpec, { key, stateKey, training }: TrainingTarget, latest: { details: object }): Promise<{ steps: number; objects: ObjectInfo[] }> {
+    const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
+    await mkdir(dir, { recursive: true });
+    const learningRate = training.learningRates[spec.objective];
+    const dataPath = join(dir, 'data.jsonl');
+    await ctx.store.downloadFile(spec.data.key, dataPath);
+    const statePath = join(dir, 'model.onnx.state');
+    let resume = false;
+    try {
+      await ctx.store.downloadFile(stateKey, statePath);
+      resume = true;
+    } catch (error) {
+      if (!(error instanceof StorageNotFoundError)) throw error;
+    }
+    const job: TrainingJob = {
+      objective: spec.objective,
+      data: { path: dataPath },
+      dataRefs: [spec.data.key],
+      outPath: join(dir, 'model.onnx'),
+      statePath,
+      resume,
+      seed: spec.scope.seed,
+      epochs: spec.epochs,
+      ...(learningRate ? { learningRate } : {}),
+      batchSize: training.batchSize,
+      checkpointEvery: training.checkpointEvery,
+      ...(spec.init ? { init: await ctx.localFile(spec.init, { withCard: true }) } : {}),
+      ...(spec.reference ? { reference: await ctx.localFile(spec.reference, { withCard: true }) } : {}),
+      ...(spec.critic ? { critic: await ctx.localFile(spec.critic, { withCard: true }) } : {}),
+      // Cards name models by storage key, never by this host's paths.
+      modelRefs: { ...(spec.init ? { init: spec.init } : {}), ...(spec.reference ? { reference: spec.reference } : {}), ...(spec.critic ? { critic: spec.critic } : {}) },
+    };
+    // Checkpoint uploads are chained so they land in order; the last one is awaited before returning.
+    let uploads = Promise.resolve();
+    const result = await runTrainingInWorker(job, {
+      signal: Context.current().cancellationSignal,
+      onProgress: (progress) => {
+        latest.details = { model: spec.name, ...progress };
+        Context.current().heartbeat(latest.details);
+      },
+      onCheckpoint: ({ path }) => {
+        uploads = uploads.then(async () => void (await ctx.store.uploadFile(stateKey, path)));
+      },
+    });
+    await uploads;
+    if (result.status !== 'completed') throw new Error(`training of the ${spec.name} stopped at step ${result.step} of ${result.totalSteps}`);
+    latest.details = { model: spec.name, phase: 'uploading', step: result.step, totalSteps: result.totalSteps };
+    return { steps: result.step, objects: await ctx.uploadModel(job.outPath, key) };
+  }
 }
 
 /**

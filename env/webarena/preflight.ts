@@ -11,6 +11,7 @@ import type { PreflightOptions } from '../backends/contract';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
 import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
+import { ensureWebArenaVerified } from '../evaluators/verified/environment';
 import { accountOf, signIn } from './sessions';
 import { siteUrlsOf, unavailableSites, webArenaSites } from './sites';
 
@@ -46,6 +47,13 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
     try {
       const loaded = await loadTaskSource(webarena.tasks[split], options.store);
       if (loaded.length === 0) problems.push(`campaign.environment.webarena.tasks.${split}: ${describeSource(webarena.tasks[split])} holds no tasks`);
+      // WebArena-Verified's tasks are scored by its evaluator only, and it scores nothing else.
+      const verifiedHarness = webarena.harness === 'webarena-verified';
+      const mismatched = loaded.filter((task) => Boolean(task.verified) !== verifiedHarness);
+      if (mismatched.length) {
+        const why = verifiedHarness ? "are not in WebArena-Verified's format, which harness webarena-verified scores" : 'are WebArena-Verified tasks: set harness: webarena-verified';
+        problems.push(`campaign.environment.webarena.tasks.${split}: ${taskList(mismatched)} of ${describeSource(webarena.tasks[split])} ${why}`);
+      }
       tasks.push(...loaded);
       if (split === 'train' && config.models.actor.backend === 'embedded' && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
         problems.push(
@@ -55,6 +63,9 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
     } catch (error) {
       problems.push(`campaign.environment.webarena.tasks.${split}: ${(error as Error).message}`);
     }
+  }
+  if (webarena.harness === 'webarena-verified') {
+    await ensureWebArenaVerified().catch((error: unknown) => problems.push(`campaign.environment.webarena.harness: WebArena-Verified's evaluator is not available: ${(error as Error).message}`));
   }
   const sites = webArenaSites(webarena);
   const urls = siteUrlsOf(sites);

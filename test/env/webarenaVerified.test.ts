@@ -14,6 +14,16 @@ import { scoreVerified } from '../../env/evaluators/verified/harness';
 import { parseTasksReport, readTaskFile, validateTaskFile } from '../../env/tasks/loader';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { DeterministicJudge } from '../../env/evaluators/judge';
+import { MAX_STORED_HAR_BYTES, storedHar } from '../../env/evaluators/verified/network';
+import { backend as webarenaBackend } from '../../env/backends/webarena';
+import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
+import { parseConfig } from '../../config/load';
+import { EnvCtrlResetFailed, runResetHook, webArenaSites } from '../../env/webarena/sites';
+import { sitesAndTasksProblems } from '../../env/webarena/preflight';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const DEMO = join(import.meta.dirname, '..', 'fixtures', 'webarena-verified', 'demo');
 /** The demo's shop admin (the HAR's host), as the package's config would name it. */
@@ -71,13 +81,48 @@ describe('WebArena-Verified', () => {
       assert.equal(score, expected.score);
       assert.equal(details.status, expected.status);
       assert.equal(details.evaluators, expected.evaluators_results.map((r) => `${r.evaluator_name}: ${r.status}`).join('; '));
-      const result = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
+      const { result } = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
       assert.deepEqual(
         result.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
         expected.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
       );
     });
   }
+
+  it('starts the evaluator again when its process has exited', async () => {
+    const first = await sharedVerifiedEvaluator();
+    first.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = await sharedVerifiedEvaluator();
+    assert.notEqual(second, first);
+    assert.equal((await second.assets()).version, '1.2.3');
+  });
+
+  it('the pre-start check refuses Verified tasks under another harness, and other tasks under the Verified one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-verified-check-'));
+    try {
+      const file = join(dir, 'tasks.json');
+      await writeFile(file, JSON.stringify(tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.verified)));
+      const ids = tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.task_id).join(', ');
+      const problemsUnder = async (harness: string) => {
+        const config = parseConfig({
+          campaign: {
+            phase: { curriculum: false },
+            environment: { backend: 'webarena', webarena: { harness, sites: {}, tasks: { train: { path: file }, test: { path: file } } } },
+          },
+        });
+        if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
+        return sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      };
+      const lite = await problemsUnder('webarena-lite');
+      assert.ok(lite.includes(`campaign.environment.webarena.tasks.train: tasks ${ids} of ${file} are WebArena-Verified tasks: set harness: webarena-verified`), lite.join('\n'));
+      const verified = await problemsUnder('webarena-verified');
+      assert.ok(!verified.some((p) => p.includes('WebArena-Verified')), verified.join('\n'));
+      assert.ok(verified.some((p) => p.startsWith('site gitlab has no URL')), verified.join('\n'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('fails a wrong variant of each demo, and a message that is not JSON with its reason', async () => {
     const task = (id: number) => tasks.find((t) => t.task_id === id)!;
@@ -99,5 +144,114 @@ describe('WebArena-Verified', () => {
     const silent = await scoreVerified(task(108), SITES, null, {});
     assert.equal(silent.score, 0);
     assert.match(String(silent.details.response_problem), /without exit/);
+  });
+});
+
+/** An env-ctrl service whose restart succeeds or fails; every call recorded. */
+async function envCtrlService(restartOk: boolean): Promise<{ url: string; calls: string[]; server: Server }> {
+  const calls: string[] = [];
+  const server = createServer((request, response) => {
+    calls.push(`${request.method} ${request.url}`);
+    // The site itself (its health check) and the status answer; only the restart may fail.
+    const ok = request.url !== '/restart?wait=1' || restartOk;
+    response.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ success: ok, message: ok ? 'ready' : 'container gitlab did not come back', details: {} }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
+}
+
+function settingsWithEnvCtrl(url: string) {
+  const environment = parseConfig({
+    campaign: {
+      phase: { curriculum: false },
+      environment: {
+        backend: 'webarena',
+        webarena: {
+          sites: { gitlab: { url, reset: { hook: { kind: 'env-ctrl', url }, policy: 'oncePerPhase' } } },
+          tasks: { train: { path: 'unused.json' }, test: { path: 'unused.json' } },
+          healthCheck: { attempts: 1, intervalSeconds: 0, timeoutSeconds: 5 },
+        },
+      },
+    },
+  }).campaign.environment;
+  assert.equal(environment.backend, 'webarena');
+  return environment as Extract<typeof environment, { backend: 'webarena' }>;
+}
+
+describe('the env-ctrl reset hook', () => {
+  it('restarts the site and waits for it (restart?wait=1), then checks its status', async () => {
+    const service = await envCtrlService(true);
+    try {
+      const [site] = webArenaSites(settingsWithEnvCtrl(service.url).webarena);
+      await runResetHook(site!);
+      assert.deepEqual(service.calls, ['POST /restart?wait=1', 'GET /status']);
+    } finally {
+      service.server.close();
+    }
+  });
+
+  it('a failed restart names the site, and the phase waits for an operator (SitesUnavailable)', async () => {
+    const service = await envCtrlService(false);
+    try {
+      const settings = settingsWithEnvCtrl(service.url);
+      const [site] = webArenaSites(settings.webarena);
+      await assert.rejects(runResetHook(site!), (error: Error) => {
+        assert.ok(error instanceof EnvCtrlResetFailed);
+        assert.equal(error.message, `reset of site gitlab: env-ctrl POST ${service.url}/restart?wait=1: container gitlab did not come back (HTTP 500)`);
+        return true;
+      });
+      const shared = new Map<string, unknown>();
+      const workers = {
+        openContext: () => Promise.reject(new Error('no browser here')),
+        embeddedSites: () => Promise.reject(new Error('no embedded sites here')),
+        shared: <T>(key: string, create: () => T): T => (shared.has(key) ? shared.get(key) : shared.set(key, create()).get(key)) as T,
+      } as WorkerResources;
+      await assert.rejects(webarenaBackend.prepare!(workers, settings, 'phase', (run) => run()), (error: Error) => {
+        assert.ok(error instanceof SitesUnavailable);
+        assert.match(error.message, /^reset of site gitlab: env-ctrl POST .*did not come back/);
+        return true;
+      });
+    } finally {
+      service.server.close();
+    }
+  });
+});
+
+describe('the stored network trace', () => {
+  const entry = (i: number, body = 'x') => ({
+    startedDateTime: new Date(i).toISOString(),
+    request: {
+      method: 'POST',
+      url: `http://shop/cart/${i}`,
+      headers: [{ name: 'Cookie', value: 'PHPSESSID=secret' }, { name: 'Referer', value: 'http://shop/' }, { name: 'Authorization', value: 'Bearer t' }],
+      cookies: [{ name: 'PHPSESSID', value: 'secret' }],
+      postData: { mimeType: 'application/x-www-form-urlencoded', text: 'qty=2&form_key=abc&password=hunter2' },
+    },
+    response: { status: 200, headers: [{ name: 'Set-Cookie', value: 'PHPSESSID=new' }, { name: 'Content-Type', value: 'text/html' }], cookies: [{ name: 'PHPSESSID', value: 'new' }], content: { size: body.length, mimeType: 'text/html', text: body } },
+  });
+
+  it('keeps no cookie, credential or secret form field', () => {
+    const har = JSON.parse(storedHar([entry(1)])) as { log: { entries: ReturnType<typeof entry>[]; comment?: string } };
+    const [stored] = har.log.entries;
+    assert.deepEqual(stored!.request.headers, [{ name: 'Referer', value: 'http://shop/' }]);
+    assert.deepEqual([stored!.request.cookies, stored!.response.cookies], [[], []]);
+    assert.deepEqual(stored!.response.headers, [{ name: 'Content-Type', value: 'text/html' }]);
+    assert.equal(stored!.request.postData.text, 'qty=2&form_key=%5Bremoved%5D&password=%5Bremoved%5D');
+    assert.equal(har.log.comment, undefined);
+    assert.doesNotMatch(JSON.stringify(har), /secret|hunter2|Bearer/);
+  });
+
+  it('over its cap, drops the bodies, then the latest entries, and says so', () => {
+    const big = Array.from({ length: 50 }, (_, i) => entry(i, 'y'.repeat(1000)));
+    const bodiesOnly = JSON.parse(storedHar(big, 30_000)) as { log: { entries: unknown[]; comment: string } };
+    assert.equal(bodiesOnly.log.entries.length, 50);
+    assert.match(bodiesOnly.log.comment, /response bodies dropped, 50 of 50 entries kept/);
+    const cut = storedHar(big, 8_000);
+    assert.ok(Buffer.byteLength(cut) <= 8_000);
+    const parsed = JSON.parse(cut) as { log: { entries: unknown[]; comment: string } };
+    assert.ok(parsed.log.entries.length < 50);
+    assert.match(parsed.log.comment, new RegExp(`cut to 8000 bytes: response bodies dropped, ${parsed.log.entries.length} of 50 entries kept`));
+    assert.ok(MAX_STORED_HAR_BYTES >= 1024 * 1024);
   });
 });

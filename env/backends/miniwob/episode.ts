@@ -20,6 +20,12 @@ export function miniwobTaskId(ref: MiniwobTaskRef): string {
   return `miniwob:${ref.type}:${ref.seed}`;
 }
 
+/** The type and seed of a `miniwob:<type>:<seed>` task id; undefined for another backend's id. */
+export function parseMiniwobTaskId(taskId: string): MiniwobTaskRef | undefined {
+  const match = /^miniwob:([a-z0-9-]+):(\d+)$/.exec(taskId);
+  return match ? { type: match[1]!, seed: Number(match[2]) } : undefined;
+}
+
 /** The task type and seed a start URL names; throws naming the URL when it is not a miniwob one. */
 export function parseMiniwobStartUrl(startUrl: string): MiniwobTaskRef {
   const match = /^__MINIWOB__\/([a-z0-9-]+)\.html\?seed=(\d+)$/.exec(startUrl.trim());

@@ -35,7 +35,7 @@ export type TaskEvalResult = z.infer<typeof taskEvalResultSchema>;
 const assetsSchema = z.object({ version: z.string(), dataset: z.string(), subsets: z.string() });
 export type VerifiedAssets = z.infer<typeof assetsSchema>;
 
-const answerSchema = z.object({ id: z.number().nullable(), result: z.unknown().optional(), error: z.string().optional() });
+const answerSchema = z.object({ id: z.number().nullable(), result: z.unknown().optional(), ms: z.number().optional(), error: z.string().optional() });
 
 /** One HAR entry (`log.entries[i]`), as the evaluator reads it. */
 export type HarEntry = Record<string, unknown>;
@@ -53,7 +53,7 @@ export interface EvaluationRequest {
 
 export class VerifiedEvaluator {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (value: { result: unknown; ms: number }) => void; reject: (error: Error) => void }>();
   private stderr = '';
   private exited: Error | undefined;
 
@@ -78,34 +78,47 @@ export class VerifiedEvaluator {
 
   /** Where the installed package keeps its task file and subsets. */
   async assets(): Promise<VerifiedAssets> {
-    return assetsSchema.parse(await this.request({ op: 'assets' }));
+    return assetsSchema.parse((await this.request({ op: 'assets' })).result);
   }
 
-  async evaluate(request: EvaluationRequest): Promise<TaskEvalResult> {
-    return taskEvalResultSchema.parse(await this.request({ op: 'evaluate', ...request }));
+  /** The package's result, and how long the package took (ms, measured in the process: no queueing). */
+  async evaluate(request: EvaluationRequest): Promise<{ result: TaskEvalResult; ms: number }> {
+    const { result, ms } = await this.request({ op: 'evaluate', ...request });
+    return { result: taskEvalResultSchema.parse(result), ms };
   }
 
   close(): void {
     this.child.kill();
   }
 
-  private request(body: Record<string, unknown>): Promise<unknown> {
+  private request(body: Record<string, unknown>): Promise<{ result: unknown; ms: number }> {
     if (this.exited) return Promise.reject(this.exited);
     const id = this.nextId++;
-    const answer = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const answer = new Promise<{ result: unknown; ms: number }>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.busy();
     this.child.stdin.write(`${JSON.stringify({ id, ...body })}\n`);
     return answer;
   }
 
+  /** Whether the process still runs (a dead one is replaced by `sharedVerifiedEvaluator`). */
+  get alive(): boolean {
+    return this.exited === undefined;
+  }
+
   private answer(line: string): void {
-    const parsed = answerSchema.safeParse(JSON.parse(line));
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      return; // not an answer (the package printed something): the requests wait for theirs
+    }
+    const parsed = answerSchema.safeParse(json);
     if (!parsed.success || parsed.data.id === null) return;
     const waiter = this.pending.get(parsed.data.id);
     if (!waiter) return;
     this.pending.delete(parsed.data.id);
     if (parsed.data.error !== undefined) waiter.reject(new Error(`the WebArena-Verified evaluator: ${parsed.data.error}`));
-    else waiter.resolve(parsed.data.result);
+    else waiter.resolve({ result: parsed.data.result, ms: parsed.data.ms ?? 0 });
     if (this.pending.size === 0) this.idle();
   }
 
@@ -127,11 +140,14 @@ export class VerifiedEvaluator {
 
 let shared: Promise<VerifiedEvaluator> | undefined;
 
-/** This process's evaluator, started on first use. */
-export function sharedVerifiedEvaluator(): Promise<VerifiedEvaluator> {
+/** This process's evaluator, started on first use and again when the last one exited (or was closed). */
+export async function sharedVerifiedEvaluator(): Promise<VerifiedEvaluator> {
   shared ??= VerifiedEvaluator.start().catch((error: unknown) => {
     shared = undefined;
     throw error;
   });
-  return shared;
+  const evaluator = await shared;
+  if (evaluator.alive) return evaluator;
+  shared = undefined;
+  return sharedVerifiedEvaluator();
 }

@@ -47,12 +47,11 @@ export async function scoreVerified(
 ): Promise<{ score: number; details: EvaluationDetails }> {
   const { response, problem } = agentResponse(answer);
   const sites = Object.fromEntries(task.sites.flatMap((site) => (siteUrls[site as keyof SiteUrls] ? [[site, siteUrls[site as keyof SiteUrls]!]] : [])));
-  const started = performance.now();
-  const result = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response, entries: evidence.network ?? [], sites });
+  const { result, ms } = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response, entries: evidence.network ?? [], sites });
   const details: EvaluationDetails = {
     status: result.status,
     evaluators: result.evaluators_results.map((entry) => `${entry.evaluator_name}: ${entry.status}`).join('; '),
-    evaluator_ms: Math.round(performance.now() - started),
+    evaluator_ms: Math.round(ms * 10) / 10,
   };
   const failed = result.evaluators_results.flatMap((entry) => (entry.assertions ?? []).filter((a) => a.status !== 'success').map((a) => a.assertion_name));
   if (failed.length) details.failed_assertions = failed.join(', ');

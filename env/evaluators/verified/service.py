@@ -4,13 +4,14 @@ One JSON object a line on stdin, one answer a line on stdout, in order:
   {"id": 1, "op": "assets"}
       -> {"id": 1, "result": {"version", "dataset", "subsets"}}  (the package's own task file and subset folder)
   {"id": 2, "op": "evaluate", "task": {...}, "response": <agent response, any JSON>, "entries": [HAR entries], "sites": {"shopping": "http://..."}}
-      -> {"id": 2, "result": <the package's TaskEvalResult, as eval_result.json holds it>}
+      -> {"id": 2, "result": <the package's TaskEvalResult, as eval_result.json holds it>, "ms": <its time>}
 A request that cannot be served answers {"id": N, "error": "..."}; the process keeps going.
 The package is called through its public evaluator class; nothing of its scoring is re-implemented here.
 """
 
 import json
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -53,7 +54,9 @@ def main() -> None:
             if request["op"] == "assets":
                 answer = {"id": request["id"], "result": assets()}
             elif request["op"] == "evaluate":
-                answer = {"id": request["id"], "result": evaluate(request)}
+                started = time.perf_counter()
+                result = evaluate(request)
+                answer = {"id": request["id"], "result": result, "ms": (time.perf_counter() - started) * 1000}
             else:
                 answer = {"id": request["id"], "error": f"unknown op {request['op']!r}"}
         except Exception as error:  # noqa: BLE001 (every failure is answered, the process serves on)

@@ -1,0 +1,229 @@
+/**
+ * Does a real language model get better at the web with this project? The campaign of
+ * examples/smollm2-miniwob.yaml, measured: SmolLM2-135M-Instruct served by real vLLM (its CPU build,
+ * infra/vllm) and trained by webrl-torch (LoRA) on four MiniWoB++ task types with oracle plans, on the
+ * real stack (Temporal, MinIO, Chromium, the three workers in this process):
+ *
+ *   zero-shot   the base model on the held-out test seeds (greedy), once: it has no campaign seed
+ *   SFT         phase 0: SFT on the oracle plans' demonstrations, evaluated on the same test seeds
+ *   RL          phases 1..N: curriculum tasks evolved from the failed types, WebRL's actor objective,
+ *               each phase evaluated on the same test seeds
+ *
+ * for two campaign seeds. Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
+ * (the base model on the same server) only judges; no critic filter (`critic: none`), while the
+ * trainer's critic gives actor-webrl its advantages. Only the example's ports, names and the trainer's
+ * paths are this machine's.
+ *
+ *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
+ *   BENCH learning.phase<k>                                    each RL phase, the same way
+ *   BENCH learning.<type>.zero_shot | .sft | .final            per task type
+ *   BENCH learning.seconds                                     the whole run
+ *
+ * Sizes (docs/benchmarks.md): `cpu` (default: the example as it is, about 2 hours or less on 2 loaded
+ * cores) and `gpu` (more types, seeds, tasks and phases; the trainer on CUDA). Run:
+ * npm run bench:learning [-- --size gpu], or WEBRL_BENCH_LEARNING_SIZE=gpu.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { completionsActorPolicy } from '../activities/campaign/backends';
+import { BrowserRuntime } from '../activities/campaign/browserRuntime';
+import { campaignEnvironment } from '../activities/campaign/environments';
+import { episodeOptions } from '../activities/campaign/episodes';
+import { campaignHandle } from '../campaign/control';
+import { progressQuery } from '../workflows/campaign';
+import { loadConfig, parseConfig } from '../config/load';
+import type { Config } from '../config/schema';
+import type { EnvironmentTask } from '../env/backends/contract';
+import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
+import { toEpisodeTask } from '../env/tasks/episodeTask';
+import type { ArtifactStore } from '../storage/artifactStore';
+import { phaseKey } from '../storage/keys';
+import { mapSettled } from '../models/remote/concurrency';
+import { tinyCampaignConfig } from '../test/harness/campaign';
+import { runLlmCampaign } from '../test/harness/llmCampaign';
+import { startTestStack, type TestStack } from '../test/harness/stack';
+import { startRecordedVllm, type RecordedVllm } from '../test/harness/vllm';
+import { ensureSmolLM2, ensureTrainerEnvironment } from '../trainers/torch/environment';
+
+/**
+ * The campaign measured is examples/smollm2-miniwob.yaml (the `cpu` size, as a user runs it), on this
+ * process's stack and vLLM, for each campaign seed; `gpu` scales it up and trains on CUDA.
+ */
+const EXAMPLE = new URL('../examples/smollm2-miniwob.yaml', import.meta.url).pathname;
+const GPU = {
+  taskTypes: ['click-button', 'click-link', 'click-dialog', 'click-tab', 'focus-text', 'enter-text', 'click-test-2', 'click-option', 'click-checkboxes', 'enter-password', 'login-user', 'click-collapsible'],
+  seeds: { train: { from: 0, to: 200 }, test: { from: 10_000, to: 10_010 } },
+  phases: 4,
+  tasksPerPhase: 96,
+  demonstrationTasks: 240,
+  browserContexts: 8,
+  loraRank: 16,
+};
+const CAMPAIGN_SEEDS = [1, 2];
+
+const { values: flags } = parseArgs({ options: { size: { type: 'string', default: process.env.WEBRL_BENCH_LEARNING_SIZE ?? 'cpu' } } });
+if (flags.size !== 'cpu' && flags.size !== 'gpu') throw new Error(`--size must be cpu or gpu, not ${flags.size}`);
+const example = await loadConfig(EXAMPLE, {});
+const size = flags.size;
+const started = performance.now();
+const progress = (line: string) => console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
+
+const typeOf = (taskId: string) => parseMiniwobTaskId(taskId)?.type ?? taskId;
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** Success per task type of a list of scored tasks, and over all of them. */
+function successByType(scores: { taskId: string; score: number }[]): { all: number; byType: Map<string, number> } {
+  const byType = new Map<string, number[]>();
+  for (const { taskId, score } of scores) byType.set(typeOf(taskId), [...(byType.get(typeOf(taskId)) ?? []), score]);
+  return { all: mean(scores.map((s) => s.score)), byType: new Map([...byType].map(([type, xs]) => [type, mean(xs)])) };
+}
+
+/** Prints one line each time the campaign moves to another phase or activity, until it ends. */
+async function followProgress(client: Client, name: string): Promise<void> {
+  let last = '';
+  for (;;) {
+    const handle = campaignHandle(client, name);
+    const state = await handle.query(progressQuery).catch(() => undefined);
+    if (state) {
+      const line = `${name}: phase ${state.phase}/${state.phases} ${state.status}${state.activity ? ` · ${state.activity}` : ''} ${JSON.stringify(state.counts)}`;
+      if (line !== last) progress(line);
+      last = line;
+    }
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') return;
+    await delay(5000);
+  }
+}
+
+/** The base model (no adapter) on the campaign's test tasks, greedy, as the campaign's evaluation runs them. */
+async function zeroShot(config: Config, store: ArtifactStore, name: string): Promise<{ taskId: string; score: number }[]> {
+  const tasks: EnvironmentTask[] = [];
+  for await (const row of store.readJsonl<EnvironmentTask>(phaseKey(name, 0, 'tasks', 'test.jsonl'))) tasks.push(row);
+  const actor = config.models.actor;
+  if (actor.backend !== 'completions') throw new Error('the zero-shot run needs a completions actor');
+  const runtime = await BrowserRuntime.start(config);
+  try {
+    const { environment, siteUrls } = await campaignEnvironment(runtime, config, tasks);
+    let done = 0;
+    const results = await mapSettled(tasks, config.concurrency.browserContexts, async (task) => {
+      const { outcome } = await runtime.pool.runEpisode({ task: toEpisodeTask(task, siteUrls), policy: completionsActorPolicy(actor, 0), environment, options: episodeOptions(config) });
+      if (++done % 10 === 0 || done === tasks.length) progress(`zero-shot: ${done}/${tasks.length} episodes`);
+      return { taskId: String(task.task_id), score: outcome.score };
+    });
+    return results.map((r, i) => (r.ok ? r.value : { taskId: String(tasks[i]!.task_id), score: 0 }));
+  } finally {
+    await runtime.close();
+  }
+}
+
+interface SeedRun {
+  /** Per evaluation (phase 0 = SFT, then each RL phase): the test tasks' scores. */
+  phases: { taskId: string; score: number }[][];
+  zeroShot?: { taskId: string; score: number }[];
+}
+
+/** The example's trainer command with this machine's paths for the trainer's environment and the model. */
+function trainerCommand(python: string, model: string): string {
+  if (example.models.trainer.backend !== 'external') throw new Error(`${EXAMPLE}: models.trainer is not external`);
+  const paths: [string, string][] = [
+    ['.webrl/python/venv/bin/webrl-torch', join(dirname(python), 'webrl-torch')],
+    ['.webrl/models/SmolLM2-135M-Instruct', model],
+  ];
+  let command = example.models.trainer.command;
+  for (const [from, to] of paths) {
+    if (!command.includes(from)) throw new Error(`${EXAMPLE}: the trainer command names no ${from}`);
+    command = command.replace(from, to);
+  }
+  return size === 'gpu' ? command.replace(/--lora-rank \d+ --lora-alpha \d+/, `--lora-rank ${GPU.loraRank} --lora-alpha ${2 * GPU.loraRank}`) : command;
+}
+
+/** The example's campaign section under another name and seed (and at the gpu size, larger). */
+function campaignOf(name: string, seed: number): Config['campaign'] {
+  const campaign = { ...example.campaign, name, seed };
+  if (size === 'cpu') return campaign;
+  if (campaign.environment.backend !== 'miniwob') throw new Error(`${EXAMPLE}: not a miniwob campaign`);
+  return {
+    ...campaign,
+    phases: GPU.phases,
+    phase: { ...campaign.phase, tasksPerPhase: GPU.tasksPerPhase, rolloutShardsInFlight: GPU.browserContexts },
+    environment: { ...campaign.environment, demonstrationTasks: GPU.demonstrationTasks, miniwob: { ...campaign.environment.miniwob, taskTypes: GPU.taskTypes, seeds: GPU.seeds } },
+  };
+}
+
+async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, model: string, seed: number, withZeroShot: boolean): Promise<SeedRun> {
+  const name = `learning-s${seed}`;
+  const client = await stack.client();
+  const campaign = campaignOf(name, seed);
+  const local = await tinyCampaignConfig(stack, name, { phases: campaign.phases, seed });
+  const like = parseConfig({ ...local, campaign, concurrency: { ...local.concurrency, browserContexts: size === 'gpu' ? GPU.browserContexts : example.concurrency.browserContexts } });
+  const actor = example.models.actor.backend === 'completions' ? example.models.actor : undefined;
+  progress(`${name}: ${campaign.phases} RL phases after SFT`);
+  const run = await runLlmCampaign(stack, client, name, 'vllm-lora', {
+    like,
+    phases: campaign.phases,
+    // The server outlives each campaign (it serves both seeds and the zero-shot run).
+    actor: { server: { ...vllm, close: async () => {} }, ...(actor ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs } : {}) },
+    trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
+    // The example's ORM (the served base model, on the same server) and critic.
+    models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },
+    whileRunning: () => followProgress(client, name),
+  });
+  try {
+    if (run.final.status !== 'completed') throw new Error(`${name} ended ${run.final.status}: ${JSON.stringify(run.final.failure)}`);
+    const phases = [];
+    for (const manifest of run.manifests) {
+      const evaluation = await run.store.getJson<{ tasks: { taskId: string; score: number }[] }>(manifest.data.artifacts.evaluation);
+      phases.push(evaluation.tasks);
+      progress(`${name}: phase ${manifest.data.phase} held-out success ${successByType(evaluation.tasks).all.toFixed(3)}`);
+    }
+    const result: SeedRun = { phases };
+    if (withZeroShot) {
+      progress('zero-shot: the base model on the same test tasks');
+      result.zeroShot = await zeroShot(run.config, run.store, name);
+    }
+    return result;
+  } finally {
+    await run.close();
+  }
+}
+
+const scratch = await mkdtemp(join(tmpdir(), 'webrl-bench-learning-'));
+const figures: [string, number, string][] = [];
+try {
+  const python = ensureTrainerEnvironment();
+  const model = ensureSmolLM2();
+  const { environment } = campaignOf('x', 0);
+  const types = environment.backend === 'miniwob' ? environment.miniwob.taskTypes : [];
+  progress(`size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; campaign seeds ${CAMPAIGN_SEEDS.join(', ')}`);
+  progress('starting vLLM with SmolLM2-135M-Instruct');
+  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log'), readyTimeoutMs: 20 * 60_000 }); // 2 cores shared with other work: minutes to start
+  const stack = await startTestStack();
+  const runs: SeedRun[] = [];
+  try {
+    for (const [i, seed] of CAMPAIGN_SEEDS.entries()) runs.push(await runSeed(stack, vllm, python, model, seed, i === 0));
+  } finally {
+    await vllm.close();
+    await stack.stop();
+  }
+  const zero = successByType(runs[0]!.zeroShot!);
+  const phaseCount = Math.min(...runs.map((r) => r.phases.length));
+  const perPhase = Array.from({ length: phaseCount }, (_, k) => runs.map((r) => successByType(r.phases[k]!)));
+  const overSeeds = (k: number, type?: string) => mean(perPhase[k]!.map((s) => (type ? (s.byType.get(type) ?? 0) : s.all)));
+  figures.push(['learning.zero_shot', zero.all, 'success']);
+  figures.push(['learning.sft', overSeeds(0), 'success']);
+  for (let k = 1; k < phaseCount; k++) figures.push([`learning.phase${k}`, overSeeds(k), 'success']);
+  figures.push(['learning.final', overSeeds(phaseCount - 1), 'success']);
+  for (const type of types) {
+    figures.push([`learning.${type}.zero_shot`, zero.byType.get(type) ?? 0, 'success']);
+    figures.push([`learning.${type}.sft`, overSeeds(0, type), 'success']);
+    figures.push([`learning.${type}.final`, overSeeds(phaseCount - 1, type), 'success']);
+  }
+} finally {
+  await rm(scratch, { recursive: true, force: true });
+}
+figures.push(['learning.seconds', (performance.now() - started) / 1000, 's']);
+for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${value.toFixed(3)} ${unit}`);
