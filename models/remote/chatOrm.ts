@@ -76,9 +76,10 @@ export function pYesFromTopLogprobs(reply: unknown): number {
   const no: number[] = [];
   for (const entry of top as { token?: unknown; logprob?: unknown }[]) {
     if (typeof entry?.token !== 'string' || typeof entry.logprob !== 'number') continue;
+    // A tokenizer may split the answer (SmolLM2's YES is Y + ES): the first token counts for the answer it begins.
     const word = entry.token.trim().toUpperCase();
-    if (word === 'YES') yes.push(entry.logprob);
-    else if (word === 'NO') no.push(entry.logprob);
+    if (word !== '' && 'YES'.startsWith(word)) yes.push(entry.logprob);
+    else if (word !== '' && 'NO'.startsWith(word)) no.push(entry.logprob);
   }
   if (yes.length === 0 && no.length === 0) throw new MalformedReplyError('neither YES nor NO is among the top tokens');
   const y = logSumExp(yes);

@@ -97,6 +97,12 @@ describe('chat ORM', () => {
     assert.doesNotMatch(ormUserTurn(finalState), /\[button "Add to Cart"/);
   });
 
+  test("an answer's first token counts when the tokenizer splits it (SmolLM2: YES is Y + ES)", async () => {
+    behaviour = () => ({ json: chatCompletion('Y', 'judge', [{ token: 'Y', logprob: Math.log(0.5) }, { token: 'NO', logprob: Math.log(0.3) }, { token: 'N', logprob: Math.log(0.1) }, { token: 'Maybe', logprob: Math.log(0.1) }]) });
+    const [verdict] = await createChatOrm(endpoint()).judge([finalState]);
+    assert.ok(Math.abs(verdict!.pYes - 0.5 / 0.9) < 1e-9);
+  });
+
   test('NO-only top tokens give P(YES) = 0; a reply without YES/NO is retried, then fails clearly', async () => {
     behaviour = () => ({ json: chatCompletion('NO', 'judge', [{ token: 'NO', logprob: -0.01 }]) });
     assert.deepEqual(await createChatOrm(endpoint()).judge([finalState]), [{ pYes: 0, reward: 0 }]);
