@@ -158,7 +158,10 @@ describe('deployModels: serving each phase’s actor', () => {
     assert.equal(typeof reply.response, 'string');
     const [scored] = await completionsActorScorer(completions, {}, undefined, name).logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
     assert.ok(scored!.tokens > 0 && Number.isFinite(scored!.logProb));
-    assert.deepEqual(vllm.requests.slice(before).map((r) => [r.model, r.status]), [[name, 200], [name, 200]]);
+    const sent = vllm.requests.slice(before);
+    assert.deepEqual(sent.filter((r) => r.path === '/v1/completions').map((r) => [r.model, r.status]), [[name, 200], [name, 200]]);
+    // The prompt budget is counted by the base model's tokenizer (every adapter shares it).
+    assert.ok(sent.filter((r) => r.path === '/tokenize').every((r) => r.model === BASE && r.status === 200));
   });
 
   test('log-probs agree in echo and prompt_logprobs modes with a BOS-adding tokenizer, on the base model and on an adapter', async () => {
