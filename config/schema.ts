@@ -510,6 +510,8 @@ export const ModelsSchema = z
   });
 
 export type ModelsConfig = z.infer<typeof ModelsSchema>;
+/** An actor served as text behind an OpenAI-compatible completions endpoint. */
+export type CompletionsActorConfig = Extract<ModelsConfig['actor'], { backend: 'completions' }>;
 
 /** The resolved config and the config as written: their schema joins the registered environment backends (campaignConfig.ts). */
 export type { Config, ConfigInput } from './campaignConfig';

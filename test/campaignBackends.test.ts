@@ -3,6 +3,8 @@
  * the edges of the embedded path: the activity functions run directly (in an activity context) over
  * the real MinIO, with local protocol servers standing in for the LLM, critic and trainer endpoints.
  */
+import { createPromptBuilder } from '../browser/policies/promptBudget';
+import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
@@ -358,6 +360,7 @@ describe('campaign activities with remote model backends', () => {
     const fakes: ModelRoles = {
       actor: {
         trainsFromRecords: true,
+        prompts: createPromptBuilder(webrlLlama3Format),
         policies: () => Promise.reject(new Error('no rollouts on the train queue')),
         async logProbs(checkpoint, items) {
           calls.push(`actor.logProbs ${checkpoint} ${items.length}`);

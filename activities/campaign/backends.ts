@@ -10,7 +10,7 @@ import { createOpenAIPolicy } from '../../browser/policies/openai';
 import type { Policy } from '../../browser/policies/policy';
 import { contextBudget, createPromptBuilder, type PromptBuilder } from '../../browser/policies/promptBudget';
 import { promptFormatOf } from '../../browser/policies/promptFormat';
-import type { ModelsConfig } from '../../config/schema';
+import type { CompletionsActorConfig, ModelsConfig } from '../../config/schema';
 import { SECRET_ENV, type ModelSecrets } from '../../config/secrets';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../../models/actor';
 import { createActorPolicy } from '../../models/actorPolicy';
@@ -34,7 +34,6 @@ import type { ActorRole, ActorServing, BackendFailure, CriticRole, FeasibilityJu
 import { embeddedTrainer, externalTrainer, type ExternalActorJob } from './trainers';
 
 type Endpoint = { baseUrl: string; model: string; timeoutMs: number; maxAttempts: number; retryDelayMs: number };
-type CompletionsActor = Extract<ModelsConfig['actor'], { backend: 'completions' }>;
 
 export function chatOptions(endpoint: Endpoint, secrets: ModelSecrets, signal?: AbortSignal): ChatOptions {
   return {
@@ -103,7 +102,7 @@ async function logProbsEach(
  * within the model's context (counted by the server's tokenizer under the configured model's name: every
  * adapter of it shares the tokenizer). Rollouts, log-prob scoring, training records and the critic use it.
  */
-export function actorPrompts(actor: CompletionsActor, secrets: ModelSecrets): PromptBuilder {
+export function actorPrompts(actor: CompletionsActorConfig, secrets: ModelSecrets): PromptBuilder {
   const format = promptFormatOf(actor);
   if (actor.contextTokens === 'off') return createPromptBuilder(format);
   const counter = createVllmTokenCounter({ ...chatOptions(actor, secrets), baseURL: actor.baseUrl });
@@ -114,7 +113,7 @@ export function actorPrompts(actor: CompletionsActor, secrets: ModelSecrets): Pr
  * The completions actor's scorer, asking for `served` (the name the checkpoint was deployed under,
  * activities/campaign/deployActivities.ts) or else the configured model.
  */
-export function completionsActorScorer(actor: CompletionsActor, secrets: ModelSecrets, signal?: AbortSignal, served?: string, prompts?: PromptBuilder): ActionScorer {
+export function completionsActorScorer(actor: CompletionsActorConfig, secrets: ModelSecrets, signal?: AbortSignal, served?: string, prompts?: PromptBuilder): ActionScorer {
   return createCompletionsActorScorer({
     ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal),
     mode: actor.mode,
@@ -128,7 +127,7 @@ export function completionsActorScorer(actor: CompletionsActor, secrets: ModelSe
  * for `served` or else the configured model. The OpenAI policy reads its key from a variable, so it is
  * told which one holds it.
  */
-export function completionsActorPolicy(actor: CompletionsActor, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env, prompts = actorPrompts(actor, {})): Policy {
+export function completionsActorPolicy(actor: CompletionsActorConfig, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env, prompts = actorPrompts(actor, {})): Policy {
   const apiKeyEnv = env[SECRET_ENV.llmApiKey] ? SECRET_ENV.llmApiKey : SECRET_ENV.llmApiKeyFallback;
   return createOpenAIPolicy({
     baseURL: actor.baseUrl,
@@ -200,6 +199,7 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
         return {
           trainsFromRecords: true,
           prompts,
+          phaseZero: actor,
           async policies(checkpoint, { temperature }) {
             const policy = completionsActorPolicy(actor, temperature, await servedActor(ctx, serving, checkpoint), env, prompts);
             return () => policy;
@@ -285,6 +285,16 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
     }
   }
 
+  /** How a completions actor's records' prompts were written, and a configured context as the trainer's max length too. */
+  function recordFormatOf(actor: ModelsConfig['actor']): Pick<ExternalActorJob, 'promptFormat' | 'maxLength'> {
+    switch (actor.backend) {
+      case 'embedded':
+        return {};
+      case 'completions':
+        return { promptFormat: actor.promptFormat, ...(typeof actor.contextTokens === 'number' ? { maxLength: actor.contextTokens } : {}) };
+    }
+  }
+
   function trainerOf(trainer: ModelsConfig['trainer'], actor: ExternalActorJob): Trainer {
     switch (trainer.backend) {
       case 'embedded':
@@ -342,10 +352,7 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
       trainer: trainerOf(config.trainer, {
         trainsFromRecords: actor.trainsFromRecords,
         maxLoraRank: serving?.maxLoraRank,
-        // How the records' prompts were written, and a configured context as the trainer's max length too.
-        ...(config.actor.backend === 'completions'
-          ? { promptFormat: config.actor.promptFormat, ...(typeof config.actor.contextTokens === 'number' ? { maxLength: config.actor.contextTokens } : {}) }
-          : {}),
+        ...recordFormatOf(config.actor),
       }),
       taskGenerator: taskGeneratorOf(config.taskGenerator),
       feasibility: feasibilityOf(config.feasibility),

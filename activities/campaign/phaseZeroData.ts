@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import type { Config } from '../../config/schema';
+import type { CompletionsActorConfig } from '../../config/schema';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { readSftData, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
@@ -17,7 +17,6 @@ import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { readCheckpointListing, uploadCheckpoint } from '../../storage/checkpoints';
 
-type CompletionsActor = Extract<Config['models']['actor'], { backend: 'completions' }>;
 
 /** A one-step demonstration: done, rewarded, nothing after it. */
 function demonstrationRecord(campaignId: string, traceId: string, prompt: string, response: string, mcReturn: number, state: ModelState | { intent: string }): TrainingStepRecord {
@@ -45,7 +44,7 @@ function demonstrationRecord(campaignId: string, traceId: string, prompt: string
 }
 
 /** The SFT data file's pairs, every problem listed (models/train/sftData.ts); read from here or from the store. */
-export async function sftDataPairs(actor: CompletionsActor, prompts: PromptBuilder, store: ArtifactStore): Promise<SftPair[]> {
+export async function sftDataPairs(actor: CompletionsActorConfig, prompts: PromptBuilder, store: ArtifactStore): Promise<SftPair[]> {
   const source = actor.sftData;
   if (!source) return [];
   const text = source.path !== undefined ? await readFile(source.path, 'utf8') : (await store.getBytes(source.key!)).toString('utf8');
@@ -55,7 +54,7 @@ export async function sftDataPairs(actor: CompletionsActor, prompts: PromptBuild
 
 export async function actorSftRecords(
   campaignId: string,
-  actor: CompletionsActor,
+  actor: CompletionsActorConfig,
   prompts: PromptBuilder,
   store: ArtifactStore,
   demonstrations: readonly { state: ModelState; response: string }[],
@@ -76,7 +75,7 @@ export async function criticSftRecords(campaignId: string, prompts: PromptBuilde
  * Before a campaign starts: the SFT data file reads (every problem listed) and the init checkpoint is
  * there. Throws an Error naming each problem.
  */
-export async function checkActorStart(actor: CompletionsActor, prompts: PromptBuilder, store: ArtifactStore): Promise<void> {
+export async function checkActorStart(actor: CompletionsActorConfig, prompts: PromptBuilder, store: ArtifactStore): Promise<void> {
   await sftDataPairs(actor, prompts, store);
   const init = actor.init;
   if (init && 'path' in init && !existsSync(init.path)) throw new Error(`models.actor.init.path: ${init.path} does not exist`);
@@ -86,7 +85,7 @@ export async function checkActorStart(actor: CompletionsActor, prompts: PromptBu
 }
 
 /** The store key of the checkpoint phase 0's actor starts from: the configured key, or the local path stored at `localKey`. */
-export async function actorInitKey(actor: CompletionsActor, store: ArtifactStore, localKey: string): Promise<string | undefined> {
+export async function actorInitKey(actor: CompletionsActorConfig, store: ArtifactStore, localKey: string): Promise<string | undefined> {
   if (!actor.init) return undefined;
   if ('key' in actor.init) return actor.init.key;
   await uploadCheckpoint(store, localKey, actor.init.path);

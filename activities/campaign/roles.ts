@@ -6,7 +6,7 @@
  */
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Policy } from '../../browser/policies/policy';
-import type { Config } from '../../config/schema';
+import type { CompletionsActorConfig, Config } from '../../config/schema';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import type { ActionLogProb, ScoredAction } from '../../models/actor';
 import type { CriticValues } from '../../models/critic';
@@ -40,6 +40,8 @@ export interface ActorRole {
   readonly trainsFromRecords: boolean;
   /** An actor served as text: how its prompts are written (rollouts, scoring, records and the critic share it). */
   readonly prompts?: PromptBuilder;
+  /** An actor served as text: where phase 0 starts from (its SFT data file, init checkpoint, whether oracle runs join). */
+  readonly phaseZero?: CompletionsActorConfig;
 }
 
 export interface CriticRole {

@@ -9,7 +9,7 @@ import type { ModelState } from '../../models/state';
 import { outcomeState } from '../../models/orm';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import type { Config } from '../../config/schema';
+import type { CompletionsActorConfig } from '../../config/schema';
 import type { Demonstrations, TrainActivities } from './contract';
 import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
 import type { CampaignContext } from './context';
@@ -68,7 +68,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
    */
   async function completionsSftData(
     scope: PhaseScope & Demonstrations,
-    actor: Extract<Config['models']['actor'], { backend: 'completions' }>,
+    actor: CompletionsActorConfig,
     prompts: PromptBuilder,
   ): Promise<{ actorPairs: number; key: string | undefined }> {
     const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));
@@ -87,8 +87,8 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
       return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
         const config = await ctx.config(input);
         const { training } = config.campaign;
-        const prompts = roles(config).actor.prompts;
-        const init = config.models.actor.backend === 'completions' && prompts ? await completionsSftData(input, config.models.actor, prompts) : undefined;
+        const { prompts, phaseZero } = roles(config).actor;
+        const init = phaseZero && prompts ? await completionsSftData(input, phaseZero, prompts) : undefined;
         // A completions actor with no SFT pairs at all (no oracle, no file) starts the campaign from its init checkpoint as it is.
         const actor = init?.actorPairs === 0 && init.key
           ? { key: init.key, steps: 0, objects: [] as ObjectInfo[] }
