@@ -166,7 +166,7 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
     like,
     phases: campaign.phases,
     // The server outlives each campaign (it serves both seeds and the zero-shot run).
-    actor: { server: { ...vllm, close: async () => {} }, ...(actor ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs } : {}) },
+    actor: { server: { ...vllm, close: async () => {} }, ...(actor ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs, promptFormat: actor.promptFormat, ...(actor.tokenizer ? { tokenizer: model } : {}) } : {}) },
     trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
     // The example's ORM (the served base model, on the same server) and critic.
     models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },

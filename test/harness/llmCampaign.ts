@@ -17,6 +17,7 @@ import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import { startCampaign } from '../../campaign/control';
 import { readPhaseManifests, type PhaseManifestData } from '../../campaign/manifest';
 import { parseConfig } from '../../config/load';
+import type { PromptFormat as PromptFormatName } from '../../models/train/trainerContract';
 import type { Config, ConfigInput } from '../../config/schema';
 import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
 import { runWorkers } from '../../workers/run';
@@ -70,7 +71,7 @@ type CampaignInput = NonNullable<ConfigInput['campaign']>;
 export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
   phases?: number;
   /** Another server for the actor and serving (closed with the run), the generation length and the request timeout. */
-  actor?: { server: S; maxTokens?: number; timeoutMs?: number };
+  actor?: { server: S; maxTokens?: number; timeoutMs?: number; promptFormat?: PromptFormatName; tokenizer?: string };
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };
   /** Smaller settings for the tiny campaign, section by section. */
@@ -128,6 +129,8 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
         timeoutMs: options.actor?.timeoutMs ?? 10_000,
         ...(vllm.logprobConcurrency !== undefined ? { concurrency: vllm.logprobConcurrency } : {}),
         ...(options.actor?.maxTokens ? { maxTokens: options.actor.maxTokens } : {}),
+        ...(options.actor?.promptFormat ? { promptFormat: options.actor.promptFormat } : {}),
+        ...(options.actor?.tokenizer ? { tokenizer: options.actor.tokenizer } : {}),
       },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
       critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1, retryDelayMs: 0 },
