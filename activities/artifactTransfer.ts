@@ -64,11 +64,9 @@ export function createArtifactActivities(deps: { store: ArtifactStore }) {
       if (published) return published.data;
       const aborted = await store.abortStaleUploads(input.key);
       if (aborted) Context.current().log.info('aborted stale multipart uploads', { key: input.key, aborted });
-      const object: ObjectInfo = await store.uploadStream(
-        input.key,
-        seededByteStream(input.seed, input.bytes, input.throttleBytesPerSecond ?? 0),
-        { onProgress: heartbeatProgress('upload', input.bytes) },
-      );
+      const object: ObjectInfo = await store.uploadStream(input.key, seededByteStream(input.seed, input.bytes, input.throttleBytesPerSecond ?? 0), {
+        onProgress: heartbeatProgress('upload', input.bytes),
+      });
       const manifest: Manifest<ArtifactReport> = await store.publishManifest(manifestKey(input.key), [object], object);
       return manifest.data;
     },

@@ -166,7 +166,10 @@ function turnover(phases: Map<string, boolean>[], groups: Map<string, TemplateGr
 const curves: Record<'on' | 'off', number[][]> = { on: [], off: [] };
 const turnovers: Record<'on' | 'off', Turnover[]> = { on: [], off: [] };
 // Rewarded and all rollouts of the RL phases (phase 0 probes train tasks for both arms).
-const rewarded: Record<'on' | 'off', { successes: number; trajectories: number }> = { on: { successes: 0, trajectories: 0 }, off: { successes: 0, trajectories: 0 } };
+const rewarded: Record<'on' | 'off', { successes: number; trajectories: number }> = {
+  on: { successes: 0, trajectories: 0 },
+  off: { successes: 0, trajectories: 0 },
+};
 let wall = 0;
 let busy = 0;
 let historyEvents = 0;
@@ -195,7 +198,9 @@ try {
         rewarded[arm].trajectories += h.trajectories;
       }
       const yields = rlPhases.map((h) => `${h.rolloutSuccesses}/${h.trajectories}`).join(', ');
-      console.log(`${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')} (${(run.wall / 1000).toFixed(0)} s)${yields ? `; rewarded rollouts ${yields}` : ''}`);
+      console.log(
+        `${name}: ${curve.map((r) => `${(100 * r).toFixed(1)}%`).join(' -> ')} (${(run.wall / 1000).toFixed(0)} s)${yields ? `; rewarded rollouts ${yields}` : ''}`,
+      );
     }
   }
   if (historyPhases > 0) {
@@ -229,11 +234,15 @@ if (seeds > 0) {
     const gainOff = 100 * (off[off.length - 1]! - off[0]!);
     console.log(`BENCH campaign.gain_over_sft ${gainOn.toFixed(2)} points`);
     console.log(`BENCH campaign.curriculum_gain_minus_ablation ${(gainOn - gainOff).toFixed(2)} points`);
-    const share = ({ successes, trajectories }: { successes: number; trajectories: number }) => (trajectories ? (100 * successes) / trajectories : 0).toFixed(2);
+    const share = ({ successes, trajectories }: { successes: number; trajectories: number }) =>
+      (trajectories ? (100 * successes) / trajectories : 0).toFixed(2);
     console.log(`BENCH campaign.rewarded_rollouts.curriculum ${share(rewarded.on)} %`);
     console.log(`BENCH campaign.rewarded_rollouts.ablation ${share(rewarded.off)} %`);
     const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
-    for (const [arm, label] of [['on', 'curriculum'], ['off', 'ablation']] as const) {
+    for (const [arm, label] of [
+      ['on', 'curriculum'],
+      ['off', 'ablation'],
+    ] as const) {
       const runs = turnovers[arm];
       console.log(`BENCH campaign.test_tasks_gained.${label} ${mean(runs.map((t) => t.gained)).toFixed(1)} tasks`);
       console.log(`BENCH campaign.test_tasks_lost.${label} ${mean(runs.map((t) => t.lost)).toFixed(1)} tasks`);

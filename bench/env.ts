@@ -51,7 +51,10 @@ const env = new EmbeddedEnvironment({ siteUrls: sites.urls, tasks });
 // The webarena backend on served sites, and the embedded backend on the same tasks: ms per step.
 const served = await serveSites();
 Object.assign(process.env, served.credentials);
-const webarenaConfig = servedWebArenaConfig(served, 'unused.json', (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } } }));
+const webarenaConfig = servedWebArenaConfig(served, 'unused.json', (site) => ({
+  maxConcurrentEpisodes: 1,
+  reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } },
+}));
 const sample = WEBARENA_PER_SITE > 0 ? EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites[0] === site).slice(0, WEBARENA_PER_SITE)) : tasks;
 const exported = sample.map(asWebArenaTask);
 // The same tasks in WebArena-Verified's format (`webrl env export --format webarena-verified`), scored by its official evaluator.
@@ -73,7 +76,8 @@ async function oracleRun(
     }),
   );
   const steps = results.reduce((n, r) => n + r.outcome.steps, 0);
-  for (const { outcome } of results.filter((r) => r.outcome.score !== 1)) console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
+  for (const { outcome } of results.filter((r) => r.outcome.score !== 1))
+    console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
   const evaluatorMs = results.reduce((ms, r) => ms + Number(r.outcome.evaluation?.evaluator_ms ?? 0), 0) / Math.max(1, results.length);
   return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps), evaluatorMs };
 }
@@ -93,7 +97,9 @@ for (const site of webarenaSites.sites) {
 await comparePool.close();
 await served.stop();
 console.log(`webarena backend: ${webarenaRun.solved}/${exported.length} test tasks solved by the oracle`);
-console.log(`webarena-verified harness: ${verifiedRun.solved}/${exportedVerified.length} solved, ${verifiedRun.evaluatorMs.toFixed(1)} ms of the official evaluator per episode`);
+console.log(
+  `webarena-verified harness: ${verifiedRun.solved}/${exportedVerified.length} solved, ${verifiedRun.evaluatorMs.toFixed(1)} ms of the official evaluator per episode`,
+);
 
 // Reset cost, measured on one live browser context as the episode loop would use it.
 const browser = await chromium.launch({ executablePath: (await ensureChromium()).path, args: CHROMIUM_ARGS });
@@ -134,12 +140,17 @@ await sites.stop();
 // MiniWoB++: the oracle on every type with a plan, 5 seeds each, and the time per step.
 const miniwobPages = await ensureMiniwobPages();
 const miniwobServer = await serveDirectory(miniwobPages.root);
-const miniwobTasks = await loadMiniwobTasks(ORACLE_TASK_TYPES.flatMap((type) => [0, 1, 2, 3, 4].map((seed) => ({ type, seed }))), null);
+const miniwobTasks = await loadMiniwobTasks(
+  ORACLE_TASK_TYPES.flatMap((type) => [0, 1, 2, 3, 4].map((seed) => ({ type, seed }))),
+  null,
+);
 const miniwobPool = await BrowserPool.start({ size: 2 });
 const miniwobEnv = new MiniwobEnvironment({ root: miniwobPages.root, baseUrl: miniwobServer.url, timeLimitMs: null });
 const miniwobStarted = performance.now();
 const miniwobResults = await Promise.all(
-  miniwobTasks.map((task) => (task.oracle ? miniwobPool.runEpisode({ task: miniwobEpisodeTask(task, {}), policy: createOraclePolicy(), environment: miniwobEnv }) : undefined)),
+  miniwobTasks.map((task) =>
+    task.oracle ? miniwobPool.runEpisode({ task: miniwobEpisodeTask(task, {}), policy: createOraclePolicy(), environment: miniwobEnv }) : undefined,
+  ),
 );
 const miniwobMs = performance.now() - miniwobStarted;
 await miniwobPool.close();
@@ -147,7 +158,10 @@ await miniwobServer.close();
 const miniwobSteps = miniwobResults.reduce((n, r) => n + (r?.outcome.steps ?? 0), 0);
 const miniwobSolved = miniwobResults.filter((r) => r?.outcome.score === 1).length;
 miniwobResults.forEach((r, i) => {
-  if (r?.outcome.score !== 1) console.log(`  miniwob not solved: ${miniwobTasks[i]!.task_id} ${r ? `${r.outcome.reason} ${r.outcome.detail ?? ''}` : '(no oracle plan for this instance)'}`);
+  if (r?.outcome.score !== 1)
+    console.log(
+      `  miniwob not solved: ${miniwobTasks[i]!.task_id} ${r ? `${r.outcome.reason} ${r.outcome.detail ?? ''}` : '(no oracle plan for this instance)'}`,
+    );
 });
 console.log(`miniwob: ${miniwobSolved}/${miniwobTasks.length} oracle episodes solved (${ORACLE_TASK_TYPES.length} types x 5 seeds, ${miniwobSteps} steps)`);
 

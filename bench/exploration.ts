@@ -104,7 +104,14 @@ async function demonstrate(label: string, tasks: readonly WebArenaTask[]): Promi
 /** Trains the actor as a campaign's phase 0 does (its epochs and batch size) on these rounds. */
 async function trainActor(name: string, records: readonly EpisodeRound[]): Promise<Actor> {
   const outPath = join(work, `${name}.onnx`);
-  await train({ objective: 'actor-sft', data: { records: [...records] }, outPath, seed: SEED, epochs: EMBEDDED_EPOCHS.sftEpochs, batchSize: training.batchSize });
+  await train({
+    objective: 'actor-sft',
+    data: { records: [...records] },
+    outPath,
+    seed: SEED,
+    epochs: EMBEDDED_EPOCHS.sftEpochs,
+    batchSize: training.batchSize,
+  });
   return new Actor(await loadModel(outPath, { kind: 'actor' }));
 }
 
@@ -128,7 +135,10 @@ function steppingStone(task: WebArenaTask, rounds: readonly EpisodeRound[]): Epi
   if (arrival <= 0) return [];
   const destination = rounds[arrival]!.state;
   const heading = canonicalObservation(destination.observation).title;
-  const slot = Object.values(task.instantiation_dict ?? {}).map(String).sort((a, b) => b.length - a.length)[0] ?? '';
+  const slot =
+    Object.values(task.instantiation_dict ?? {})
+      .map(String)
+      .sort((a, b) => b.length - a.length)[0] ?? '';
   const intent = heading ? `Open the "${heading}" page` : `Open the page of ${slot}`;
   const relabel = (round: EpisodeRound): EpisodeRound => ({ ...round, state: { ...round.state, intent } });
   return [...rounds.slice(0, arrival).map(relabel), { state: { ...destination, intent }, response: formatAction({ kind: 'exit', message: DONE }) }];
@@ -153,22 +163,37 @@ try {
     taught: probe.filter((t) => groupOf(t) === 'taught'),
     untaught: probe.filter((t) => groupOf(t) === 'untaught'),
   };
-  log(`${demoTasks.length} demonstration tasks on ${new Set(demoTasks.map((t) => t.intent_template_id)).size} templates; probe: ${groups.taught.length} tasks on taught templates, ${groups.untaught.length} on untaught ones`);
-  const share = (tasks: readonly WebArenaTask[], solved: (id: string) => boolean) => tasks.filter((t) => solved(String(t.task_id))).length / Math.max(1, tasks.length);
+  log(
+    `${demoTasks.length} demonstration tasks on ${new Set(demoTasks.map((t) => t.intent_template_id)).size} templates; probe: ${groups.taught.length} tasks on taught templates, ${groups.untaught.length} on untaught ones`,
+  );
+  const share = (tasks: readonly WebArenaTask[], solved: (id: string) => boolean) =>
+    tasks.filter((t) => solved(String(t.task_id))).length / Math.max(1, tasks.length);
 
   const greedy = await rollOut('greedy', probe, () => createActorPolicy(actor, { mode: 'greedy' }));
-  for (const [group, tasks] of Object.entries(groups)) report(`exploration.greedy_success.${group}`, share(tasks, (id) => greedy.has(id)), `ratio (${tasks.length} train tasks)`);
+  for (const [group, tasks] of Object.entries(groups))
+    report(
+      `exploration.greedy_success.${group}`,
+      share(tasks, (id) => greedy.has(id)),
+      `ratio (${tasks.length} train tasks)`,
+    );
 
   for (const temperature of TEMPERATURES) {
     const samples: Set<string>[] = [];
     for (let k = 0; k < SAMPLES; k++) {
       const seed = deriveSeed(SEED, 'exploration-sample', temperature, k);
-      samples.push(await rollOut(`sample ${k + 1}/${SAMPLES} at temperature ${temperature}`, probe, () => createActorPolicy(actor, { mode: 'sample', temperature, seed })));
+      samples.push(
+        await rollOut(`sample ${k + 1}/${SAMPLES} at temperature ${temperature}`, probe, () => createActorPolicy(actor, { mode: 'sample', temperature, seed })),
+      );
     }
     const anySample = (id: string) => samples.some((solved) => solved.has(id));
     const tag = `t${temperature}`;
-    for (const [group, tasks] of Object.entries(groups)) report(`exploration.pass_at_k.${tag}.${group}`, share(tasks, anySample), `ratio (k=${SAMPLES}, ${tasks.length} train tasks)`);
-    report(`exploration.sample_success.${tag}`, samples.reduce((sum, solved) => sum + solved.size, 0) / SAMPLES / probe.length, `ratio (${probe.length} train tasks)`);
+    for (const [group, tasks] of Object.entries(groups))
+      report(`exploration.pass_at_k.${tag}.${group}`, share(tasks, anySample), `ratio (k=${SAMPLES}, ${tasks.length} train tasks)`);
+    report(
+      `exploration.sample_success.${tag}`,
+      samples.reduce((sum, solved) => sum + solved.size, 0) / SAMPLES / probe.length,
+      `ratio (${probe.length} train tasks)`,
+    );
     const found = probe.filter((t) => !greedy.has(String(t.task_id)) && anySample(String(t.task_id))).length;
     bench.push(`BENCH exploration.new_successes.${tag} ${found} tasks (greedy fails, one of ${SAMPLES} samples solves; of ${probe.length})`);
   }
@@ -183,17 +208,42 @@ try {
       tasks.flatMap((t) => keep(demonstrations.get(String(t.task_id)) ?? [], t));
     const actors: [string, string, () => Promise<Actor>][] = [
       ['sft', `${demoTasks.length} demonstration tasks`, async () => actor],
-      ['failures_navigation', `those and the ${failed.length} failed probe tasks up to their final page`, () => trainActor('failures-navigation', [...records, ...roundsOf(failed, (r) => r.slice(0, Math.max(0, arrivalAtFinalPage(r))))])],
-      ['failures_stepping_stones', `those and the ${failed.length} failed probe tasks' navigation as "Open the ... page" tasks`, () => trainActor('failures-stepping-stones', [...records, ...roundsOf(failed, (r, t) => steppingStone(t, r))])],
-      ['failures_prefix', `those and the ${failed.length} failed probe tasks but their last step`, () => trainActor('failures-prefix', [...records, ...roundsOf(failed, (r) => r.slice(0, -1))])],
+      [
+        'failures_navigation',
+        `those and the ${failed.length} failed probe tasks up to their final page`,
+        () => trainActor('failures-navigation', [...records, ...roundsOf(failed, (r) => r.slice(0, Math.max(0, arrivalAtFinalPage(r))))]),
+      ],
+      [
+        'failures_stepping_stones',
+        `those and the ${failed.length} failed probe tasks' navigation as "Open the ... page" tasks`,
+        () => trainActor('failures-stepping-stones', [...records, ...roundsOf(failed, (r, t) => steppingStone(t, r))]),
+      ],
+      [
+        'failures_prefix',
+        `those and the ${failed.length} failed probe tasks but their last step`,
+        () => trainActor('failures-prefix', [...records, ...roundsOf(failed, (r) => r.slice(0, -1))]),
+      ],
       ['failures_full', `those and the ${failed.length} failed probe tasks`, () => trainActor('failures-full', [...records, ...roundsOf(failed, (r) => r)])],
-      ['taught_templates', `those and ${taughtTrainTasks.length} more train tasks of the taught templates`, () => trainActor('taught-templates', [...records, ...roundsOf(taughtTrainTasks, (r) => r)])],
+      [
+        'taught_templates',
+        `those and ${taughtTrainTasks.length} more train tasks of the taught templates`,
+        () => trainActor('taught-templates', [...records, ...roundsOf(taughtTrainTasks, (r) => r)]),
+      ],
     ];
     for (const [name, trainedOn, load] of actors) {
       const candidate = await load();
       const solved = await rollOut(`${name}: greedy on the test split`, testSplit, () => createActorPolicy(candidate, { mode: 'greedy' }));
-      report(`exploration.ceiling.${name}`, share(testSplit, (id) => solved.has(id)), `ratio (${testSplit.length} test tasks; trained on ${trainedOn})`);
-      for (const [group, tasks] of testGroups) report(`exploration.ceiling.${name}.${group}`, share(tasks, (id) => solved.has(id)), `ratio (${tasks.length} test tasks)`);
+      report(
+        `exploration.ceiling.${name}`,
+        share(testSplit, (id) => solved.has(id)),
+        `ratio (${testSplit.length} test tasks; trained on ${trainedOn})`,
+      );
+      for (const [group, tasks] of testGroups)
+        report(
+          `exploration.ceiling.${name}.${group}`,
+          share(tasks, (id) => solved.has(id)),
+          `ratio (${tasks.length} test tasks)`,
+        );
     }
   }
 } finally {

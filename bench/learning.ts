@@ -55,7 +55,20 @@ import { ensureSmolLM2, ensureTrainerEnvironment } from '../trainers/torch/envir
  */
 const EXAMPLE = new URL('../examples/smollm2-miniwob.yaml', import.meta.url).pathname;
 const GPU = {
-  taskTypes: ['click-button', 'click-link', 'click-dialog', 'click-tab', 'focus-text', 'enter-text', 'click-test-2', 'click-option', 'click-checkboxes', 'enter-password', 'login-user', 'click-collapsible'],
+  taskTypes: [
+    'click-button',
+    'click-link',
+    'click-dialog',
+    'click-tab',
+    'focus-text',
+    'enter-text',
+    'click-test-2',
+    'click-option',
+    'click-checkboxes',
+    'enter-password',
+    'login-user',
+    'click-collapsible',
+  ],
   seeds: { train: { from: 0, to: 200 }, test: { from: 10_000, to: 10_010 } },
   phases: 4,
   tasksPerPhase: 96,
@@ -70,7 +83,8 @@ if (flags.size !== 'cpu' && flags.size !== 'gpu') throw new Error(`--size must b
 const example = await loadConfig(EXAMPLE, {});
 const size = flags.size;
 const started = performance.now();
-const progress = (line: string) => console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
+const progress = (line: string) =>
+  console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
 
 const typeOf = (taskId: string) => parseMiniwobTaskId(taskId)?.type ?? taskId;
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -110,7 +124,12 @@ async function zeroShot(config: Config, store: ArtifactStore, name: string): Pro
     const { environment, siteUrls } = await campaignEnvironment(runtime, config, tasks);
     let done = 0;
     const results = await mapSettled(tasks, config.concurrency.browserContexts, async (task) => {
-      const { outcome } = await runtime.pool.runEpisode({ task: toEpisodeTask(task, siteUrls), policy: completionsActorPolicy(actor, 0), environment, options: episodeOptions(config) });
+      const { outcome } = await runtime.pool.runEpisode({
+        task: toEpisodeTask(task, siteUrls),
+        policy: completionsActorPolicy(actor, 0),
+        environment,
+        options: episodeOptions(config),
+      });
       if (++done % 10 === 0 || done === tasks.length) progress(`zero-shot: ${done}/${tasks.length} episodes`);
       return { taskId: String(task.task_id), score: outcome.score };
     });
@@ -150,7 +169,11 @@ function campaignOf(name: string, seed: number): Config['campaign'] {
     ...campaign,
     phases: GPU.phases,
     phase: { ...campaign.phase, tasksPerPhase: GPU.tasksPerPhase, rolloutShardsInFlight: GPU.browserContexts },
-    environment: { ...campaign.environment, demonstrationTasks: GPU.demonstrationTasks, miniwob: { ...campaign.environment.miniwob, taskTypes: GPU.taskTypes, seeds: GPU.seeds } },
+    environment: {
+      ...campaign.environment,
+      demonstrationTasks: GPU.demonstrationTasks,
+      miniwob: { ...campaign.environment.miniwob, taskTypes: GPU.taskTypes, seeds: GPU.seeds },
+    },
   };
 }
 
@@ -159,14 +182,23 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
   const client = await stack.client();
   const campaign = campaignOf(name, seed);
   const local = await tinyCampaignConfig(stack, name, { phases: campaign.phases, seed });
-  const like = parseConfig({ ...local, campaign, concurrency: { ...local.concurrency, browserContexts: size === 'gpu' ? GPU.browserContexts : example.concurrency.browserContexts } });
+  const like = parseConfig({
+    ...local,
+    campaign,
+    concurrency: { ...local.concurrency, browserContexts: size === 'gpu' ? GPU.browserContexts : example.concurrency.browserContexts },
+  });
   const actor = example.models.actor.backend === 'completions' ? example.models.actor : undefined;
   progress(`${name}: ${campaign.phases} RL phases after SFT`);
   const run = await runLlmCampaign(stack, client, name, 'vllm-lora', {
     like,
     phases: campaign.phases,
     // The server outlives each campaign (it serves both seeds and the zero-shot run).
-    actor: { server: { ...vllm, close: async () => {} }, ...(actor ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs, promptFormat: actor.promptFormat, ...(actor.tokenizer ? { tokenizer: model } : {}) } : {}) },
+    actor: {
+      server: { ...vllm, close: async () => {} },
+      ...(actor
+        ? { maxTokens: actor.maxTokens, timeoutMs: actor.timeoutMs, promptFormat: actor.promptFormat, ...(actor.tokenizer ? { tokenizer: model } : {}) }
+        : {}),
+    },
     trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
     // The example's ORM (the served base model, on the same server) and critic.
     models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },
@@ -200,7 +232,14 @@ try {
   const types = environment.backend === 'miniwob' ? environment.miniwob.taskTypes : [];
   progress(`size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; campaign seeds ${CAMPAIGN_SEEDS.join(', ')}`);
   progress('starting vLLM with SmolLM2-135M-Instruct');
-  const vllm = await startRecordedVllm({ model, servedModelName: 'smollm2', maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank, maxModelLen: 8192, logFile: join(scratch, 'vllm.log'), readyTimeoutMs: 20 * 60_000 }); // 2 cores shared with other work: minutes to start
+  const vllm = await startRecordedVllm({
+    model,
+    servedModelName: 'smollm2',
+    maxLoraRank: size === 'gpu' ? GPU.loraRank : example.stack.llm!.maxLoraRank,
+    maxModelLen: 8192,
+    logFile: join(scratch, 'vllm.log'),
+    readyTimeoutMs: 20 * 60_000,
+  }); // 2 cores shared with other work: minutes to start
   const stack = await startTestStack();
   const runs: SeedRun[] = [];
   try {

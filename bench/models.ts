@@ -100,7 +100,11 @@ function noisyOracle(seed: number): Policy {
       const rng = new SeededRng(deriveSeed(seed, input.task.task_id, input.history.length));
       if (rng.next() >= noise) return oracle.act(input);
       const candidates = buildCandidates(input.task.intent, input.observation);
-      const prompt = buildPrompt(input.task.intent, input.history.map((round) => round.response), input.observation.html);
+      const prompt = buildPrompt(
+        input.task.intent,
+        input.history.map((round) => round.response),
+        input.observation.html,
+      );
       return { response: candidates[Math.floor(rng.next() * candidates.length)]!.key, prompt };
     },
   };
@@ -199,11 +203,20 @@ try {
   const noisyTrain = await rollouts('noisy oracle on train tasks', noisyTasks, () => noisyOracle(SEED));
 
   const demonstrations = oracleTrain.filter((t) => t.success).flatMap((t) => t.steps);
-  const sft = await timedTrain({ objective: 'actor-sft', data: { records: demonstrations }, outPath: outPath('actor-sft'), seed: SEED, epochs: 6, batchSize: 16 });
+  const sft = await timedTrain({
+    objective: 'actor-sft',
+    data: { records: demonstrations },
+    outPath: outPath('actor-sft'),
+    seed: SEED,
+    epochs: 6,
+    batchSize: 16,
+  });
   log(`SFT: ${demonstrations.length} demonstrations, metrics ${JSON.stringify(sft.metrics)}`);
   const actor = new Actor(await loadModel(outPath('actor-sft'), { kind: 'actor' }));
 
-  const sftTrain = await rollouts('SFT actor (sampled) on train tasks', noisyTasks, () => createActorPolicy(actor, { mode: 'sample', temperature: 0.5, seed: SEED }));
+  const sftTrain = await rollouts('SFT actor (sampled) on train tasks', noisyTasks, () =>
+    createActorPolicy(actor, { mode: 'sample', temperature: 0.5, seed: SEED }),
+  );
   const sftTest = await rollouts('SFT actor (greedy) on the test split', splits.test, () => createActorPolicy(actor, { mode: 'greedy' }));
   const oracleTest = await rollouts('oracle on the test split', splits.test, () => createOraclePolicy());
   const randomTest = await rollouts('random policy on test tasks', splits.test.slice(0, RANDOM_TASKS), () => createRandomPolicy({ seed: SEED }));
@@ -255,7 +268,11 @@ try {
     const picked = indices.map((i) => heldOut[i]!);
     const runs = scores.get(name)!;
     const spread = `${Math.min(...runs).toFixed(3)}-${Math.max(...runs).toFixed(3)}`;
-    report(`models.orm.heldout_accuracy${name}`, mean(runs), `ratio (${picked.length} held-out trajectories, ${picked.filter((t) => t.success).length} successful; mean of ${ORM_SEEDS} ORM seeds, ${spread})`);
+    report(
+      `models.orm.heldout_accuracy${name}`,
+      mean(runs),
+      `ratio (${picked.length} held-out trajectories, ${picked.filter((t) => t.success).length} successful; mean of ${ORM_SEEDS} ORM seeds, ${spread})`,
+    );
   }
   // The unseen-type correction each ORM run chose by cross-validation on its train trajectories.
   const offsets = calibrations.map((m) => m.unseenTypeLogitOffset ?? 0);
@@ -294,7 +311,12 @@ try {
     await actor.model.engine.run(batch);
     runs++;
   }
-  report('models.onnx.actor_candidates_per_s', (batch.rows * runs) / ((performance.now() - actorStart) / 1000), `candidates/s (batches of ${batch.rows} candidate rows, 1 thread)`, 0);
+  report(
+    'models.onnx.actor_candidates_per_s',
+    (batch.rows * runs) / ((performance.now() - actorStart) / 1000),
+    `candidates/s (batches of ${batch.rows} candidate rows, 1 thread)`,
+    0,
+  );
   const stateBatch = featurizeStates(heldOutStates.slice(0, 256).map((s) => s.state));
   runs = 0;
   const criticStart = performance.now();
@@ -302,7 +324,12 @@ try {
     await criticModel.model.engine.run(stateBatch);
     runs++;
   }
-  report('models.onnx.critic_states_per_s', (stateBatch.rows * runs) / ((performance.now() - criticStart) / 1000), `states/s (batches of ${stateBatch.rows}, 1 thread)`, 0);
+  report(
+    'models.onnx.critic_states_per_s',
+    (stateBatch.rows * runs) / ((performance.now() - criticStart) / 1000),
+    `states/s (batches of ${stateBatch.rows}, 1 thread)`,
+    0,
+  );
 
   report('models.train.actor_sft_s_per_1000_steps', sft.secondsPer1000, 's (batch 16 states)', 1);
   report('models.train.critic_s_per_1000_steps', critic.secondsPer1000, 's (batch 16 states)', 1);
@@ -319,7 +346,16 @@ try {
       mcReturn: mcReturns(t)[i]!,
     })),
   );
-  const webrl = await timedTrain({ objective: 'actor-webrl', data: { records: webrlSteps }, outPath: outPath('actor-webrl'), reference, critic: outPath('critic'), seed: SEED, steps: 200, batchSize: 16 });
+  const webrl = await timedTrain({
+    objective: 'actor-webrl',
+    data: { records: webrlSteps },
+    outPath: outPath('actor-webrl'),
+    reference,
+    critic: outPath('critic'),
+    seed: SEED,
+    steps: 200,
+    batchSize: 16,
+  });
   report('models.train.actor_webrl_s_per_1000_steps', webrl.secondsPer1000, 's (batch 16 states)', 1);
 } finally {
   await pool.close();

@@ -205,7 +205,10 @@ async function main(): Promise<void> {
   const stepMs = (s: EpisodeStep) => s.timings.observeMs + s.timings.policyMs + s.timings.actionMs + s.timings.settleMs;
   const latencies = ours!.stepRecords.map(stepMs);
   const mean = (run: RunResult, pick: (s: EpisodeStep) => number) => run.stepRecords.reduce((sum, s) => sum + pick(s), 0) / run.stepRecords.length;
-  for (const [profile, run] of [['default', ours!], ['webrl', webrl!]] as const) {
+  for (const [profile, run] of [
+    ['default', ours!],
+    ['webrl', webrl!],
+  ] as const) {
     console.log(
       `per step at concurrency 1, ${profile} profile (mean): observe ${mean(run, (s) => s.timings.observeMs).toFixed(1)} ms, ` +
         `policy ${mean(run, (s) => s.timings.policyMs).toFixed(1)} ms, action ${mean(run, (s) => s.timings.actionMs).toFixed(1)} ms, ` +

@@ -103,11 +103,7 @@ interface AgentEnd {
 class DeadlinePassed extends Error {}
 
 /** Runs the policy, giving up (and aborting its request) when the episode's deadline passes. */
-async function askPolicy(
-  policy: Policy,
-  input: Omit<Parameters<Policy['act']>[0], 'signal'>,
-  deadline: number,
-): Promise<PolicyOutput> {
+async function askPolicy(policy: Policy, input: Omit<Parameters<Policy['act']>[0], 'signal'>, deadline: number): Promise<PolicyOutput> {
   const controller = new AbortController();
   const expired = new Promise<never>((_, reject) => {
     controller.signal.addEventListener('abort', () => reject(new DeadlinePassed()), { once: true });
@@ -217,21 +213,17 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
   let executor: ActionExecutor | undefined;
   let files: Record<string, string> | undefined;
   try {
-    prepared = await withTimeout(request.environment.prepareEpisode(context, request.task), stepTimeoutMs, 'preparing the episode').catch(
-      (error: unknown) => {
-        throw asInfrastructure(error, 'environment_error', 'preparing the episode');
-      },
-    );
+    prepared = await withTimeout(request.environment.prepareEpisode(context, request.task), stepTimeoutMs, 'preparing the episode').catch((error: unknown) => {
+      throw asInfrastructure(error, 'environment_error', 'preparing the episode');
+    });
     executor = await ActionExecutor.open(context, prepared.startUrl, options.executor);
     const end = await agentLoop(request, executor, options, traceId, deadline, steps);
     Object.assign(outcome, { reason: end.reason, answer: end.answer }, end.detail === undefined ? {} : { detail: end.detail });
     if (end.reason !== 'policy_error') {
       const page = executor.page;
-      const evaluated = await withTimeout(prepared.evaluate(page, end.answer), stepTimeoutMs, 'evaluating the episode').catch(
-        (error: unknown) => {
-          throw asInfrastructure(error, 'evaluation_error', 'evaluating the episode');
-        },
-      );
+      const evaluated = await withTimeout(prepared.evaluate(page, end.answer), stepTimeoutMs, 'evaluating the episode').catch((error: unknown) => {
+        throw asInfrastructure(error, 'evaluation_error', 'evaluating the episode');
+      });
       if (typeof evaluated === 'number') outcome.score = evaluated;
       else {
         Object.assign(outcome, { score: evaluated.score, evaluation: evaluated.details });

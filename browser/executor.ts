@@ -197,7 +197,10 @@ export class ActionExecutor {
   /** Settles the page; follows a page the action opened, or falls back when the current one closed. */
   private async settleAfter(started: number, openedBefore: number): Promise<void> {
     await this.settleUnlessClosed(this.current, started);
-    const newest = this.opened.slice(openedBefore).filter((p) => !p.isClosed()).at(-1);
+    const newest = this.opened
+      .slice(openedBefore)
+      .filter((p) => !p.isClosed())
+      .at(-1);
     if (newest) {
       this.current = newest;
       this.pageCrashed = false;
@@ -205,7 +208,11 @@ export class ActionExecutor {
       await this.settleUnlessClosed(newest, started);
     }
     if (this.current.isClosed()) {
-      this.current = this.context.pages().filter((p) => !p.isClosed()).at(-1) ?? (await this.context.newPage());
+      this.current =
+        this.context
+          .pages()
+          .filter((p) => !p.isClosed())
+          .at(-1) ?? (await this.context.newPage());
       this.pageCrashed = false;
       await this.settleUnlessClosed(this.current, performance.now());
     }

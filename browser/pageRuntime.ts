@@ -66,8 +66,22 @@ export function createPageRuntime() {
   const MAX_CHARS = 500;
   const INTERACTIVE_TAGS = new Set(['a', 'button', 'input', 'select', 'textarea', 'iframe', 'details', 'summary']);
   const INTERACTIVE_ROLES = new Set([
-    'button', 'link', 'tab', 'checkbox', 'radio', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
-    'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
+    'button',
+    'link',
+    'tab',
+    'checkbox',
+    'radio',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'option',
+    'switch',
+    'combobox',
+    'textbox',
+    'searchbox',
+    'slider',
+    'spinbutton',
+    'treeitem',
   ]);
   const SKIPPED_TAGS = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title']);
   /** webrl: what the reference's clickable test accepts by tag and by role; it strips scripts and styles before parsing. */
@@ -154,7 +168,7 @@ export function createPageRuntime() {
    */
   function clipFor(el: Element, frame: FrameInfo): Rect | null {
     let clip: Rect | null = frame.clip;
-    for (let node: Element = el; clip; ) {
+    for (let node: Element = el; clip;) {
       if (frame.win.getComputedStyle(node).position === 'fixed') break;
       const parent = node.parentElement;
       if (!parent) break;
@@ -245,7 +259,7 @@ export function createPageRuntime() {
     return collapse(
       ids
         .split(/\s+/)
-        .map((id) => (id ? doc.getElementById(id)?.textContent ?? '' : ''))
+        .map((id) => (id ? (doc.getElementById(id)?.textContent ?? '') : ''))
         .join(' '),
     );
   }
@@ -299,10 +313,7 @@ export function createPageRuntime() {
     put('type', el.getAttribute('type'));
     put('placeholder', el.getAttribute('placeholder'));
     if (tag === 'option' && (el as HTMLOptionElement).selected) attrs.selected = 'true';
-    put(
-      'data-value',
-      tag === 'select' ? ((el as HTMLSelectElement).selectedOptions[0]?.text ?? '') : el.getAttribute('data-value'),
-    );
+    put('data-value', tag === 'select' ? ((el as HTMLSelectElement).selectedOptions[0]?.text ?? '') : el.getAttribute('data-value'));
     put('data-text', el.getAttribute('data-text'));
     put('data-testid', el.getAttribute('data-testid'));
     put('data-label', labelOf(el));
@@ -482,7 +493,9 @@ export function createPageRuntime() {
     if (tag === 'input' || tag === 'select' || tag === 'textarea' || tag === 'iframe' || shownText(el)) return '';
     if (!webrl && labelOf(el)) return '';
     const nodes = [el, ...Array.from(el.querySelectorAll('*')).slice(0, 50)];
-    const readable = webrl ? ['title', 'value', 'placeholder', 'data-value', 'data-label'] : ['title', 'value', 'placeholder', 'data-label', 'aria-label', 'alt'];
+    const readable = webrl
+      ? ['title', 'value', 'placeholder', 'data-value', 'data-label']
+      : ['title', 'value', 'placeholder', 'data-label', 'aria-label', 'alt'];
     if (nodes.some((node) => readable.some((name) => collapse(node.getAttribute(name) ?? '')))) return '';
     for (const node of nodes) {
       const svgTitle = node.localName === 'title' && node.namespaceURI === 'http://www.w3.org/2000/svg' ? node.textContent : null;
@@ -560,7 +573,15 @@ export function createPageRuntime() {
      * `shown`: no transparent ancestor; text runs also need their parent's visibility (children may override
      * it). `pointer`: the parent's cursor is a pointer; `wrapper`: set by an element that is no control.
      */
-    function walkChildren(parent: Element, frame: FrameInfo, clip: Rect, pointer: boolean, wrapper: boolean, shown: boolean, textVisible: boolean): Walk & { filled: number } {
+    function walkChildren(
+      parent: Element,
+      frame: FrameInfo,
+      clip: Rect,
+      pointer: boolean,
+      wrapper: boolean,
+      shown: boolean,
+      textVisible: boolean,
+    ): Walk & { filled: number } {
       const out: (AnnotatedNode | string)[] = [];
       const items: Slot[] = [];
       let clickable = false;
@@ -763,8 +784,7 @@ export function createPageRuntime() {
    */
   function scroll(direction: 1 | -1): boolean {
     const delta = direction * Math.round((window.innerHeight * 2) / 3);
-    const canMove = (el: Element) =>
-      direction > 0 ? el.scrollTop + el.clientHeight < el.scrollHeight - 1 : el.scrollTop > 0;
+    const canMove = (el: Element) => (direction > 0 ? el.scrollTop + el.clientHeight < el.scrollHeight - 1 : el.scrollTop > 0);
     const page = document.scrollingElement;
     if (page && canMove(page)) {
       window.scrollBy({ top: delta, behavior: 'instant' });

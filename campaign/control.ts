@@ -53,7 +53,8 @@ async function freezeConfig(store: ArtifactStore, config: Config): Promise<{ key
   if (!created) {
     const differing = differingFields(JSON.parse(stored.toString('utf8')), JSON.parse(frozenConfigBytes(config)));
     if (differing.length) {
-      const named = differing.slice(0, DIFFERENCES_NAMED).join(', ') + (differing.length > DIFFERENCES_NAMED ? ` and ${differing.length - DIFFERENCES_NAMED} more` : '');
+      const named =
+        differing.slice(0, DIFFERENCES_NAMED).join(', ') + (differing.length > DIFFERENCES_NAMED ? ` and ${differing.length - DIFFERENCES_NAMED} more` : '');
       throw new CampaignError(
         `campaign '${config.campaign.name}' already exists with a different configuration (${key}); differing: ${named}. ` +
           'Start it with the same config, or choose another campaign.name to start a new one',
@@ -100,7 +101,12 @@ export function parseForkPoint(text: string): ForkPoint {
  * campaign's own (same artifacts, by reference, so nothing is copied or recomputed), and the workflow
  * starts with the next phase and the source's models, replay buffer and failed tasks.
  */
-async function forkedCampaignInput(store: ArtifactStore, config: Config, frozen: { key: string; sha256: string }, from: ForkPoint): Promise<CampaignWorkflowInput> {
+async function forkedCampaignInput(
+  store: ArtifactStore,
+  config: Config,
+  frozen: { key: string; sha256: string },
+  from: ForkPoint,
+): Promise<CampaignWorkflowInput> {
   const name = config.campaign.name;
   if (from.campaign === name) throw new CampaignError(`--from: campaign '${name}' cannot continue from itself`);
   if (from.phase >= config.campaign.phases) {

@@ -40,7 +40,12 @@ async function readAll<T>(store: ArtifactStore, key: string): Promise<T[]> {
 }
 
 /** The phase's experience rows and their training records, in the same order. */
-export async function phaseExperience(store: ArtifactStore, campaignId: string, phase: number, gamma: number): Promise<{ rows: ExperienceRow[]; records: TrainingStepRecord[] }> {
+export async function phaseExperience(
+  store: ArtifactStore,
+  campaignId: string,
+  phase: number,
+  gamma: number,
+): Promise<{ rows: ExperienceRow[]; records: TrainingStepRecord[] }> {
   const manifest = await store.readManifest<PhaseManifestData>(phaseManifestKey(campaignId, phase));
   if (!manifest) throw new StoragePermanentError(`campaign ${campaignId} has no published phase ${phase}`);
   const { experience } = manifest.data.artifacts;

@@ -108,11 +108,15 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
     const problem = row.parse_error ? `<p class="bad">unparseable: ${escapeHtml(JSON.stringify(row.parse_error))}</p>` : '';
     const failed = row.execution && !row.execution.ok ? `<p class="bad">the action failed: ${escapeHtml(row.execution.error ?? '')}</p>` : '';
     // The observation as the page gave it; the prompt held it only up to where it fit the model's context.
-    const cut = row.observation_cut ? `<p class="bad">the prompt left out the observation's last ${row.observation_cut} characters (to fit the model's context)</p>` : '';
+    const cut = row.observation_cut
+      ? `<p class="bad">the prompt left out the observation's last ${row.observation_cut} characters (to fit the model's context)</p>`
+      : '';
     steps.push(
       `<div class="step" id="step-${row.index}"><h2>Step ${row.index}</h2><p>URL: <code>${escapeHtml(row.url)}</code></p>${image}` +
         `<h3>Observation (as the actor saw it)</h3>${cut}<pre>${escapeHtml(row.html)}</pre>` +
-        (row.model_prompt && row.model_prompt !== row.html ? `<details><summary>full model prompt</summary><pre>${escapeHtml(row.model_prompt)}</pre></details>` : '') +
+        (row.model_prompt && row.model_prompt !== row.html
+          ? `<details><summary>full model prompt</summary><pre>${escapeHtml(row.model_prompt)}</pre></details>`
+          : '') +
         `<h3>Action</h3><pre>${escapeHtml(row.response)}</pre>${problem}${failed}</div>`,
     );
   }
@@ -127,11 +131,29 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
   const [orm, reward, score] = judgement(entry);
   const summary = table(
     ['task', 'site', 'pass', 'steps', 'ended by', 'answer', 'ORM verdict', 'reward', 'evaluator score'],
-    [[escapeHtml(record.taskId), escapeHtml(record.site), escapeHtml(entry.purpose), String(record.steps), escapeHtml(record.reason), escapeHtml(record.answer ?? '-'), orm!, reward!, score!]],
+    [
+      [
+        escapeHtml(record.taskId),
+        escapeHtml(record.site),
+        escapeHtml(entry.purpose),
+        String(record.steps),
+        escapeHtml(record.reason),
+        escapeHtml(record.answer ?? '-'),
+        orm!,
+        reward!,
+        score!,
+      ],
+    ],
   );
   const body =
     `<p><a href="../phase-${phase}.html">phase ${phase}</a></p><p><b>Intent:</b> ${escapeHtml(record.intent)}</p>${summary}` +
-    (record.evaluation ? `<p><b>Evaluation:</b> ${escapeHtml(Object.entries(record.evaluation).map(([k, v]) => `${k}: ${String(v)}`).join('; '))}</p>` : '') +
+    (record.evaluation
+      ? `<p><b>Evaluation:</b> ${escapeHtml(
+          Object.entries(record.evaluation)
+            .map(([k, v]) => `${k}: ${String(v)}`)
+            .join('; '),
+        )}</p>`
+      : '') +
     (files.length ? `<p><b>Files:</b> ${files.join(', ')}</p>` : '') +
     (steps.length ? steps.join('\n') : '<p>No trace was stored for this trajectory.</p>');
   await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, body, '../index.html'));
@@ -146,7 +168,11 @@ interface CriticValueRow {
   failed?: boolean;
 }
 
-async function writePhasePage(store: ArtifactStore, dir: string, manifest: PhaseManifestData): Promise<{ trajectories: TrajectoryEntry[]; screenshots: number }> {
+async function writePhasePage(
+  store: ArtifactStore,
+  dir: string,
+  manifest: PhaseManifestData,
+): Promise<{ trajectories: TrajectoryEntry[]; screenshots: number }> {
   const phase = manifest.phase;
   // A phase taken over from another campaign keeps its artifacts under that campaign's keys.
   const owner = manifest.forkedFrom?.campaign ?? manifest.campaignId;
@@ -229,7 +255,10 @@ export function taskTypeCurveHtml(campaignId: string, summaries: PhaseSummary[],
   return (
     '<h2>Test-split success per task type</h2>' +
     table(['phase', 'all', ...types], rows) +
-    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per task type`, summaries.map((s, i) => ({ ...s, perSite: byPhase[i]! })))
+    renderSuccessChartSvg(
+      `WebRL campaign ${campaignId}: test-split success per task type`,
+      summaries.map((s, i) => ({ ...s, perSite: byPhase[i]! })),
+    )
   );
 }
 
@@ -271,7 +300,11 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   const body =
     table(['phase', 'test success', ...sites, 'tasks generated', 'tasks kept', 'trajectories', 'rollout succ.', 'replayed', 'ORM = evaluator'], rows) +
     renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries) +
-    taskTypeCurveHtml(campaignId, summaries, await Promise.all(manifests.map(async (m) => (await store.tryGetJson<EvaluationResult>(m.data.artifacts.evaluation))?.tasks ?? [])));
+    taskTypeCurveHtml(
+      campaignId,
+      summaries,
+      await Promise.all(manifests.map(async (m) => (await store.tryGetJson<EvaluationResult>(m.data.artifacts.evaluation))?.tasks ?? [])),
+    );
   const index = join(dir, 'index.html');
   await writeFile(index, page(`WebRL campaign ${campaignId}`, body));
   return { index, phases: manifests.length, trajectories, screenshots };

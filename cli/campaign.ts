@@ -26,7 +26,16 @@ import { connectClient } from '../temporal/connection';
 import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';
 import { stackEndpoints } from '../infra/stack';
 import { UsageError } from './errors';
-import { sitePortOverrides, stackOverrides, withOutageFlag, withSitePortFlags, withStackFlags, type OutageFlags, type SitePortFlags, type StackFlags } from './flags';
+import {
+  sitePortOverrides,
+  stackOverrides,
+  withOutageFlag,
+  withSitePortFlags,
+  withStackFlags,
+  type OutageFlags,
+  type SitePortFlags,
+  type StackFlags,
+} from './flags';
 
 const say = (message: string) => console.log(message);
 
@@ -100,51 +109,57 @@ function withCommon(command: Command): Command {
 export function registerCampaignCommands(program: Command): void {
   const campaign = program.command('campaign').description('start, watch and steer training campaigns');
 
-  withOutageFlag(withSitePortFlags(
-    withStackFlags(
-      withCommon(
-        campaign
-          .command('run')
-          .description('the main job: local stack, worker, campaign (started or attached), live progress, report')
-          .option('--phases <n>', 'RL phases after SFT (default 3)')
-          .option('--seed <n>', 'campaign seed')
-          .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
-          .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg')
-          .option('--html <dir>', 'HTML report directory (trajectories step by step)', 'campaign-report'),
+  withOutageFlag(
+    withSitePortFlags(
+      withStackFlags(
+        withCommon(
+          campaign
+            .command('run')
+            .description('the main job: local stack, worker, campaign (started or attached), live progress, report')
+            .option('--phases <n>', 'RL phases after SFT (default 3)')
+            .option('--seed <n>', 'campaign seed')
+            .option('--no-curriculum', 'the ablation: tasks drawn from the train split instead of evolved from failures')
+            .option('-o, --out <file>', 'SVG chart path', 'campaign-report.svg')
+            .option('--html <dir>', 'HTML report directory (trajectories step by step)', 'campaign-report'),
+        ),
       ),
     ),
-  )).action(async (flags: CommonFlags & StackFlags & SitePortFlags & OutageFlags & { phases?: string; seed?: string; curriculum: boolean; out: string; html: string }) => {
-    const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
-    const loaded = await loadSettings(flags.config, process.env, {
-      'campaign.name': flags.name,
-      'campaign.phases': number(flags.phases),
-      'campaign.seed': number(flags.seed),
-      ...(flags.curriculum ? {} : { 'campaign.phase.curriculum': false }),
-      ...stackOverrides(flags),
-      ...sitePortOverrides(flags),
-    });
-    // Ctrl-C ends the watch and stops the worker; the campaign itself goes on waiting in Temporal.
-    const interrupt = new AbortController();
-    const onInterrupt = () => interrupt.abort();
-    process.once('SIGINT', onInterrupt);
-    process.once('SIGTERM', onInterrupt);
-    try {
-      const { outcome, settings } = await runMainJob(loaded, say, { interrupt: interrupt.signal, outageLimitMs: flags.outageLimit * 1000 });
-      const name = settings.config.campaign.name;
-      if (outcome.kind === 'interrupted') {
-        const where = outcome.progress ? ` at phase ${outcome.progress.phase} of ${outcome.progress.phases}` : '';
-        say(`stopped: campaign ${name} waits in Temporal${where}; run the same command to attach to it again`);
-        process.exitCode = 130;
-        return;
+  ).action(
+    async (
+      flags: CommonFlags & StackFlags & SitePortFlags & OutageFlags & { phases?: string; seed?: string; curriculum: boolean; out: string; html: string },
+    ) => {
+      const number = (value?: string) => (value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value);
+      const loaded = await loadSettings(flags.config, process.env, {
+        'campaign.name': flags.name,
+        'campaign.phases': number(flags.phases),
+        'campaign.seed': number(flags.seed),
+        ...(flags.curriculum ? {} : { 'campaign.phase.curriculum': false }),
+        ...stackOverrides(flags),
+        ...sitePortOverrides(flags),
+      });
+      // Ctrl-C ends the watch and stops the worker; the campaign itself goes on waiting in Temporal.
+      const interrupt = new AbortController();
+      const onInterrupt = () => interrupt.abort();
+      process.once('SIGINT', onInterrupt);
+      process.once('SIGTERM', onInterrupt);
+      try {
+        const { outcome, settings } = await runMainJob(loaded, say, { interrupt: interrupt.signal, outageLimitMs: flags.outageLimit * 1000 });
+        const name = settings.config.campaign.name;
+        if (outcome.kind === 'interrupted') {
+          const where = outcome.progress ? ` at phase ${outcome.progress.phase} of ${outcome.progress.phases}` : '';
+          say(`stopped: campaign ${name} waits in Temporal${where}; run the same command to attach to it again`);
+          process.exitCode = 130;
+          return;
+        }
+        say(describeProgress(outcome.progress, { table: false }));
+        say('');
+        say(await writeReport(settings, name, { svg: flags.out, html: flags.html }));
+      } finally {
+        process.off('SIGINT', onInterrupt);
+        process.off('SIGTERM', onInterrupt);
       }
-      say(describeProgress(outcome.progress, { table: false }));
-      say('');
-      say(await writeReport(settings, name, { svg: flags.out, html: flags.html }));
-    } finally {
-      process.off('SIGINT', onInterrupt);
-      process.off('SIGTERM', onInterrupt);
-    }
-  });
+    },
+  );
 
   withCommon(
     campaign

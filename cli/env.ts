@@ -61,12 +61,20 @@ export function registerEnvCommands(program: Command): void {
       const ports = options.randomPorts ? {} : { ...WEBARENA_PORTS, ...options.ports };
       const { accounts, generated } = standaloneAccounts(process.env);
       const log = (line: string) => console.log(`${new Date().toISOString()} ${line}`);
-      const sites = await startEmbeddedSites({ seed: options.seed, host: options.host, ports, portSetting: (site) => `--ports ${site}=PORT`, standalone: { accounts, log } });
+      const sites = await startEmbeddedSites({
+        seed: options.seed,
+        host: options.host,
+        ports,
+        portSetting: (site) => `--ports ${site}=PORT`,
+        standalone: { accounts, log },
+      });
       console.log(`embedded sites (seed ${sites.seed}), standalone; reset a site with POST <origin>/__webrl/reset; stop with Ctrl-C`);
       for (const name of EMBEDDED_SITE_NAMES) {
         const variables = credentialVariables(name);
         // A generated password is printed so a person can sign in; one from the environment never is.
-        const password = generated.includes(name) ? `password ${accounts[name].password} (set ${variables.password} to choose it)` : `password from ${variables.password}`;
+        const password = generated.includes(name)
+          ? `password ${accounts[name].password} (set ${variables.password} to choose it)`
+          : `password from ${variables.password}`;
         console.log(`  ${name.padEnd(15)} ${sites.urls[name]}  user ${accounts[name].username}  ${password}`);
       }
       await new Promise<void>((resolve) => {
@@ -84,7 +92,9 @@ export function registerEnvCommands(program: Command): void {
       const tasks = options.format === 'webarena-verified' ? selected.map(toVerifiedTask) : selected.map(asWebArenaTask);
       const out = options.out ?? `${options.format}-${options.split}.json`;
       await writeFile(out, JSON.stringify(tasks, null, 1));
-      console.log(`wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in ${options.format === 'webarena' ? "WebArena's" : "WebArena-Verified's"} format to ${out}`);
+      console.log(
+        `wrote ${tasks.length} ${options.split} tasks (seed ${options.seed}) in ${options.format === 'webarena' ? "WebArena's" : "WebArena-Verified's"} format to ${out}`,
+      );
     });
 
   taskSelection(env.command('tasks'), 'write the (filtered) task file instead of listing')
@@ -98,7 +108,9 @@ export function registerEnvCommands(program: Command): void {
       }
       for (const t of tasks) {
         const steps = (t.oracle ?? []).filter((s) => s.action !== 'exit').length;
-        console.log(`${String(t.task_id).padStart(5)}  ${t.sites.join('+').padEnd(14)} t${t.intent_template_id}  ${t.eval.eval_types.join('+').padEnd(24)} ${String(steps).padStart(2)} steps  ${t.intent}`);
+        console.log(
+          `${String(t.task_id).padStart(5)}  ${t.sites.join('+').padEnd(14)} t${t.intent_template_id}  ${t.eval.eval_types.join('+').padEnd(24)} ${String(steps).padStart(2)} steps  ${t.intent}`,
+        );
       }
       console.log(`${tasks.length} tasks (${options.split} split, seed ${options.seed}${options.site ? `, site ${options.site}` : ''})`);
     });

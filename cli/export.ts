@@ -29,7 +29,9 @@ async function writeWebRLFile(data: unknown, out: string, seed: number): Promise
 export function registerExportCommands(program: Command): void {
   program
     .command('export')
-    .description("a phase's experience as training records (JSONL) or as the file WebRL's trainer loads (torch.load; a flat step list when the name holds _filter, else trajectory lists)")
+    .description(
+      "a phase's experience as training records (JSONL) or as the file WebRL's trainer loads (torch.load; a flat step list when the name holds _filter, else trajectory lists)",
+    )
     .requiredOption('-p, --phase <k>', 'phase number', (value) => {
       const phase = Number(value);
       if (!Number.isInteger(phase) || phase < 0) throw new Error(`--phase must be a phase number, got '${value}'`);

@@ -211,20 +211,18 @@ async function runEpisodes(options: RolloutOptions, { tasks, environment }: Task
   const started = performance.now();
   try {
     const traceSink = new LocalTraceSink(join(out, 'traces'), join(out, 'actions'));
-    const requests = tasks.map(
-      (task): EpisodeRequest => ({
-        task,
-        policy,
-        environment,
-        traceSink,
-        options: {
-          maxSteps: options.maxSteps,
-          screenshots: options.screenshots,
-          // The completions actor reads what the reference annotator prints, unless told otherwise.
-          executor: executorOptionsFor(options.observation ?? (options.policy === 'openai' ? 'webrl' : 'default')),
-        },
-      }),
-    );
+    const requests = tasks.map((task): EpisodeRequest => ({
+      task,
+      policy,
+      environment,
+      traceSink,
+      options: {
+        maxSteps: options.maxSteps,
+        screenshots: options.screenshots,
+        // The completions actor reads what the reference annotator prints, unless told otherwise.
+        executor: executorOptionsFor(options.observation ?? (options.policy === 'openai' ? 'webrl' : 'default')),
+      },
+    }));
     await pool.runAll(requests, ({ outcome }) => {
       outcomes.push(outcome);
       const line = describeOutcome(outcome);
@@ -247,7 +245,11 @@ async function runEpisodes(options: RolloutOptions, { tasks, environment }: Task
       `${summary.infraFailures} infrastructure failures; ${summary.steps} steps in ${summary.wallSeconds.toFixed(1)} s ` +
       `(${summary.stepsPerSecond.toFixed(2)} steps/s)`,
   );
-  console.log(`reasons: ${Object.entries(summary.reasons).map(([r, n]) => `${r} ${n}`).join(', ')}`);
+  console.log(
+    `reasons: ${Object.entries(summary.reasons)
+      .map(([r, n]) => `${r} ${n}`)
+      .join(', ')}`,
+  );
   console.log(`traces: ${join(out, 'traces')}`);
   if (summary.infraFailures > 0) process.exitCode = 1;
 }
@@ -257,7 +259,7 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .command('rollout')
     .description('run tasks in the browser with a policy and write their traces')
     .option('--tasks <file>', 'task file (JSON array of {task_id, intent, start_url, oracle?})')
-    .option('--split <split>', 'instead of --tasks: the embedded environment\'s train or test tasks, on its sites')
+    .option('--split <split>', "instead of --tasks: the embedded environment's train or test tasks, on its sites")
     .option('--site <site>', 'only the embedded tasks on this site (with --split)')
     .option('--limit <n>', 'only the first n embedded tasks (with --split)', positiveInteger)
     .option('--world-seed <n>', 'seed of the embedded sites and their tasks (with --split)', parseSeed, DEFAULT_SEED)
@@ -275,6 +277,10 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .option('--stop <token...>', 'stop sequences (openai policy)', [STOP_TOKEN])
     .option('--api-key-env <var>', 'environment variable holding the API key (openai policy)', 'OPENAI_API_KEY')
     .option('--screenshots', 'store a screenshot per step beside the traces', false)
-    .addOption(new Option('--observation <profile>', 'what the policy reads: the reference annotator (webrl; default with --policy openai) or ours').choices(OBSERVATION_PROFILES))
+    .addOption(
+      new Option('--observation <profile>', 'what the policy reads: the reference annotator (webrl; default with --policy openai) or ours').choices(
+        OBSERVATION_PROFILES,
+      ),
+    )
     .action((options: RolloutOptions) => runRollout(options, deps));
 }

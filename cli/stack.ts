@@ -15,7 +15,16 @@ import { connectClient } from '../temporal/connection';
 import { ALL_QUEUES, runWorkers, superviseWorkers, type QueueName } from '../workers/run';
 import { OutageWatch } from '../infra/outage';
 import { UsageError } from './errors';
-import { sitePortOverrides, stackOverrides, withOutageFlag, withSitePortFlags, withStackFlags, type OutageFlags, type SitePortFlags, type StackFlags } from './flags';
+import {
+  sitePortOverrides,
+  stackOverrides,
+  withOutageFlag,
+  withSitePortFlags,
+  withStackFlags,
+  type OutageFlags,
+  type SitePortFlags,
+  type StackFlags,
+} from './flags';
 import type { RoundTripResult } from '../workflows/artifactRoundTrip';
 
 const say = (message: string) => console.log(message);
@@ -50,26 +59,24 @@ export function registerStackCommands(program: Command): void {
 
   const stack = program.command('stack').description('the local Temporal dev server and MinIO');
 
-  withConfigAndStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(
-    async (flags: StackFlags) => {
-      const settings = await stackSettings(flags);
-      const temporal = await ensureTemporal(say);
-      const minio = await ensureMinio(say);
-      say(describeTool(temporal));
-      say(describeTool(minio));
-      const endpoints = await stackUp(settings.config, {
-        temporalBinary: temporal.path,
-        minioBinary: minio.path,
-        s3Credentials: environmentS3Credentials(settings),
-        log: say,
-      });
-      say('local stack is up:');
-      say(`  Temporal gRPC   ${endpoints.temporalAddress}  (namespace ${endpoints.namespace})`);
-      say(`  Temporal UI     ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows`);
-      say(`  S3 endpoint     ${endpoints.s3Endpoint}  (bucket ${endpoints.bucket})`);
-      say(`  MinIO console   ${endpoints.minioConsole}`);
-    },
-  );
+  withConfigAndStackFlags(stack.command('up').description('start (or reuse) the local stack and print its endpoints')).action(async (flags: StackFlags) => {
+    const settings = await stackSettings(flags);
+    const temporal = await ensureTemporal(say);
+    const minio = await ensureMinio(say);
+    say(describeTool(temporal));
+    say(describeTool(minio));
+    const endpoints = await stackUp(settings.config, {
+      temporalBinary: temporal.path,
+      minioBinary: minio.path,
+      s3Credentials: environmentS3Credentials(settings),
+      log: say,
+    });
+    say('local stack is up:');
+    say(`  Temporal gRPC   ${endpoints.temporalAddress}  (namespace ${endpoints.namespace})`);
+    say(`  Temporal UI     ${endpoints.temporalUi}/namespaces/${endpoints.namespace}/workflows`);
+    say(`  S3 endpoint     ${endpoints.s3Endpoint}  (bucket ${endpoints.bucket})`);
+    say(`  MinIO console   ${endpoints.minioConsole}`);
+  });
 
   withConfigAndStackFlags(stack.command('down').description('stop the processes `stack up` started')).action(async (flags: StackFlags) => {
     const { config } = await stackSettings(flags);
@@ -77,15 +84,13 @@ export function registerStackCommands(program: Command): void {
     say('local stack is down');
   });
 
-  withConfigAndStackFlags(stack.command('status').description('report whether the local stack runs and answers')).action(
-    async (flags: StackFlags) => {
-      const { config } = await stackSettings(flags);
-      for (const service of await stackStatus(config)) {
-        const state = service.ready ? 'ready' : service.running ? 'running, not answering' : 'stopped';
-        say(`${service.name.padEnd(9)} ${state.padEnd(24)} ${service.pid ? `pid ${service.pid}  ` : ''}${service.endpoint}`);
-      }
-    },
-  );
+  withConfigAndStackFlags(stack.command('status').description('report whether the local stack runs and answers')).action(async (flags: StackFlags) => {
+    const { config } = await stackSettings(flags);
+    for (const service of await stackStatus(config)) {
+      const state = service.ready ? 'ready' : service.running ? 'running, not answering' : 'stopped';
+      say(`${service.name.padEnd(9)} ${state.padEnd(24)} ${service.pid ? `pid ${service.pid}  ` : ''}${service.endpoint}`);
+    }
+  });
 
   withConfigAndStackFlags(
     stack
@@ -137,9 +142,11 @@ export function registerStackCommands(program: Command): void {
 
   withOutageFlag(
     withSitePortFlags(
-      withConfigAndStackFlags(
-        program.command('worker').description('run workers (default: every task queue) against the configured Temporal and S3'),
-      ).option('-q, --queue <queue...>', `task queues to serve: ${ALL_QUEUES.join(', ')}`, ALL_QUEUES),
+      withConfigAndStackFlags(program.command('worker').description('run workers (default: every task queue) against the configured Temporal and S3')).option(
+        '-q, --queue <queue...>',
+        `task queues to serve: ${ALL_QUEUES.join(', ')}`,
+        ALL_QUEUES,
+      ),
     ),
   ).action(async (flags: StackFlags & SitePortFlags & OutageFlags & { queue: string[] }) => {
     const unknown = flags.queue.filter((q) => !ALL_QUEUES.includes(q as QueueName));

@@ -51,7 +51,11 @@ export const ConfigSchema = z
       }
     }
     if (config.stack.llm && config.models.actor.backend !== 'completions') {
-      ctx.addIssue({ code: 'custom', path: ['stack', 'llm'], message: 'the served model is the actor: models.actor.backend must be completions (baseUrl http://127.0.0.1:<port>/v1)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stack', 'llm'],
+        message: 'the served model is the actor: models.actor.backend must be completions (baseUrl http://127.0.0.1:<port>/v1)',
+      });
     }
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset

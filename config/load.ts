@@ -52,9 +52,7 @@ function secretHint(path: ReadonlyArray<PropertyKey>, key: string): string | und
 }
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
-    .join('');
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('');
 }
 
 function describeIssues(error: z.ZodError, envSources: Map<string, string>, backend?: string): string[] {
@@ -70,11 +68,7 @@ function describeIssues(error: z.ZodError, envSources: Map<string, string>, back
         }
         const path = formatPath([...issue.path, key]);
         const hint = secretHint(issue.path, key);
-        problems.push(
-          hint
-            ? `${path}: secrets are not accepted in config files; set ${hint} instead`
-            : `${path}: unknown field`,
-        );
+        problems.push(hint ? `${path}: secrets are not accepted in config files; set ${hint} instead` : `${path}: unknown field`);
       }
       continue;
     }
@@ -97,12 +91,7 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
 
 /** Validates a raw object (already merged with env overrides) into a Config. */
 /** `overrides` (dotted path -> value, e.g. from CLI flags) apply last, after the environment. */
-export function parseConfig(
-  raw: unknown,
-  source = 'config',
-  env: NodeJS.ProcessEnv = {},
-  overrides: Record<string, unknown> = {},
-): Config {
+export function parseConfig(raw: unknown, source = 'config', env: NodeJS.ProcessEnv = {}, overrides: Record<string, unknown> = {}): Config {
   const input: unknown = raw ?? {};
   if (typeof input !== 'object' || Array.isArray(input)) {
     throw new ConfigError(source, ['(root): expected an object of settings']);
@@ -137,11 +126,7 @@ export function parseConfig(
 }
 
 /** Reads a campaign file (YAML or JSON; no file means all defaults) and applies the environment. */
-export async function loadConfig(
-  file?: string,
-  env: NodeJS.ProcessEnv = process.env,
-  overrides: Record<string, unknown> = {},
-): Promise<Config> {
+export async function loadConfig(file?: string, env: NodeJS.ProcessEnv = process.env, overrides: Record<string, unknown> = {}): Promise<Config> {
   if (!file) return parseConfig({}, 'defaults + environment', env, overrides);
   let text: string;
   try {

@@ -11,26 +11,18 @@ import { SFT_DATA_FORMATS } from '../models/train/sftData';
 import { PROMPT_FORMATS } from '../models/train/trainerContract';
 import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/siteUrls';
 
-const hostPort = z
-  .string()
-  .regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7233');
+const hostPort = z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7233');
 
 const port = z.number().int().min(1).max(65535);
 
-const name = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected lower-case letters, digits and dashes (at most 63, starting with a letter or digit)');
+const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected lower-case letters, digits and dashes (at most 63, starting with a letter or digit)');
 
 /** S3 bucket naming rules (3-63 chars, lower-case, digits, dots, dashes). */
-const bucket = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a valid S3 bucket name (3-63 lower-case letters, digits, dots, dashes)');
+const bucket = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected a valid S3 bucket name (3-63 lower-case letters, digits, dots, dashes)');
 
-const prefix = z
-  .string()
-  .refine((p) => p === '' || (/^[A-Za-z0-9!_.*'()/-]+$/.test(p) && !p.startsWith('/') && p.endsWith('/')), {
-    message: "expected '' or a key prefix without a leading '/' that ends with '/', e.g. 'webrl/'",
-  });
+const prefix = z.string().refine((p) => p === '' || (/^[A-Za-z0-9!_.*'()/-]+$/.test(p) && !p.startsWith('/') && p.endsWith('/')), {
+  message: "expected '' or a key prefix without a leading '/' that ends with '/', e.g. 'webrl/'",
+});
 
 export const TemporalConfigSchema = z.strictObject({
   /** Omit to use the local stack's dev server (stack.ip:stack.temporalPort). */
@@ -153,7 +145,11 @@ export type WebArenaSiteSettings = z.infer<typeof WebArenaSiteSchema>;
 
 /** WebArena's (or WebArena-Lite's) sites, or the embedded ones served by `webrl env serve`. */
 export const WebArenaSchema = z.strictObject({
-  sites: z.strictObject(Object.fromEntries(SITE_NAMES.map((site) => [site, WebArenaSiteSchema.optional()])) as Record<SiteName, z.ZodOptional<typeof WebArenaSiteSchema>>).default({}),
+  sites: z
+    .strictObject(
+      Object.fromEntries(SITE_NAMES.map((site) => [site, WebArenaSiteSchema.optional()])) as Record<SiteName, z.ZodOptional<typeof WebArenaSiteSchema>>,
+    )
+    .default({}),
   /** WebArena's HOMEPAGE (health-checked when given; no task starts there). */
   homepage: siteUrl.optional(),
   tasks: z.strictObject({ train: TaskSourceSchema, test: TaskSourceSchema }),
@@ -169,7 +165,11 @@ export const WebArenaSchema = z.strictObject({
   sessionCheckSeconds: z.number().min(0).max(86_400).default(60),
   /** Before each phase and when a shard's episodes fail: every site must answer, within this many tries. */
   healthCheck: z
-    .strictObject({ attempts: z.number().int().min(1).max(100).default(3), intervalSeconds: z.number().min(0).max(600).default(5), timeoutSeconds: seconds(600, 15) })
+    .strictObject({
+      attempts: z.number().int().min(1).max(100).default(3),
+      intervalSeconds: z.number().min(0).max(600).default(5),
+      timeoutSeconds: seconds(600, 15),
+    })
     .default({ attempts: 3, intervalSeconds: 5, timeoutSeconds: 15 }),
 });
 export type WebArenaConfig = z.infer<typeof WebArenaSchema>;
@@ -181,7 +181,12 @@ export type WebArenaConfig = z.infer<typeof WebArenaSchema>;
  */
 export const environmentFields = {
   /** Seed of the sites' data and of the task splits generated from it. */
-  worldSeed: z.number().int().min(0).max(2 ** 31 - 1).default(2411),
+  worldSeed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(2411),
   /** Evaluate on a seeded sample of this many test tasks; 0 = the whole test split. */
   testTasks: z.number().int().min(0).default(0),
   /** SFT demonstrations from a seeded sample of this many train tasks; 0 = the whole train split. */
@@ -240,7 +245,12 @@ export const TrainingSchema = z.strictObject({
 /** The campaign's own fields before `environment` (its union is built in campaignConfig.ts) and `training`. */
 export const campaignFields = {
   name: name.default('default'),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).default(1),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .default(1),
   /** RL phases after SFT (phase 0). */
   phases: z.number().int().min(0).max(1000).default(3),
   phase: PhaseSettingsSchema.default(PhaseSettingsSchema.parse({})),
@@ -321,7 +331,9 @@ export const ModelsSchema = z
               key: z.string().min(1).optional(),
               format: z.enum(SFT_DATA_FORMATS),
             })
-            .refine((source) => (source.path === undefined) !== (source.key === undefined), { message: 'expected exactly one of path (a file here) and key (in the campaign\'s store)' })
+            .refine((source) => (source.path === undefined) !== (source.key === undefined), {
+              message: "expected exactly one of path (a file here) and key (in the campaign's store)",
+            })
             .optional(),
           /** The oracle's demonstrations in phase 0's actor SFT data (the critic and ORM keep theirs: they need graded outcomes). */
           oracleDemonstrations: z.boolean().default(true),
@@ -407,7 +419,12 @@ export const ModelsSchema = z
           /** e.g. `python train.py --data {data} --init {init} --out {out}`; run without a shell. */
           command: z.string().min(1),
           cwd: z.string().min(1).optional(),
-          timeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600).optional(),
+          timeoutSeconds: z
+            .number()
+            .int()
+            .min(1)
+            .max(7 * 24 * 3600)
+            .optional(),
         }),
       ])
       .default({ backend: 'embedded' }),
@@ -443,7 +460,12 @@ export const ModelsSchema = z
           baseUrl: endpointFields.baseUrl,
           /** e.g. `deploy.sh {checkpoint} {name} {role}`; run without a shell. */
           command: z.string().min(1),
-          timeoutSeconds: z.number().int().min(1).max(24 * 3600).default(600),
+          timeoutSeconds: z
+            .number()
+            .int()
+            .min(1)
+            .max(24 * 3600)
+            .default(600),
           pollMs: z.number().int().min(10).max(60_000).default(1000),
         }),
       ])
@@ -454,7 +476,11 @@ export const ModelsSchema = z
       const names = [...models.trainer.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!);
       const unknown = names.filter((n) => !(TRAINER_PLACEHOLDERS as readonly string[]).includes(n));
       if (unknown.length) {
-        ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `unknown placeholder {${unknown[0]}}; expected ${TRAINER_PLACEHOLDERS.map((n) => `{${n}}`).join(', ')}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['trainer', 'command'],
+          message: `unknown placeholder {${unknown[0]}}; expected ${TRAINER_PLACEHOLDERS.map((n) => `{${n}}`).join(', ')}`,
+        });
       }
       for (const needed of ['data', 'out']) {
         if (!names.includes(needed)) ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `the command must name {${needed}}` });
@@ -469,10 +495,15 @@ export const ModelsSchema = z
         ctx.addIssue({
           code: 'custom',
           path: ['serving', 'adapterLocation'],
-          message: 'vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader: use shared-dir with sharedDir (and serverDir as the server sees it)',
+          message:
+            'vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader: use shared-dir with sharedDir (and serverDir as the server sees it)',
         });
       } else if (!serving.sharedDir) {
-        ctx.addIssue({ code: 'custom', path: ['serving', 'sharedDir'], message: 'adapterLocation shared-dir needs sharedDir (the directory the server reads adapters from)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['serving', 'sharedDir'],
+          message: 'adapterLocation shared-dir needs sharedDir (the directory the server reads adapters from)',
+        });
       }
       // What the trainer will write, read from its command, checked against what the server loads.
       if (models.trainer.backend === 'external') {
@@ -480,32 +511,59 @@ export const ModelsSchema = z
         const flag = args.indexOf('--lora-rank');
         const rank = Number(flag >= 0 ? args[flag + 1] : args.find((arg) => arg.startsWith('--lora-rank='))?.slice('--lora-rank='.length));
         if (args.includes('--full-finetune')) {
-          ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: 'the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['trainer', 'command'],
+            message: 'the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters',
+          });
         } else if (Number.isInteger(rank) && rank > serving.maxLoraRank) {
-          ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `--lora-rank ${rank} is above the server's --max-lora-rank ${serving.maxLoraRank} (models.serving.maxLoraRank): vLLM would refuse every adapter` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['trainer', 'command'],
+            message: `--lora-rank ${rank} is above the server's --max-lora-rank ${serving.maxLoraRank} (models.serving.maxLoraRank): vLLM would refuse every adapter`,
+          });
         }
       }
     }
     if (models.serving.backend === 'command') {
-      const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)].map((m) => m[1]!).filter((n) => !['checkpoint', 'name', 'role'].includes(n));
-      if (unknown.length) ctx.addIssue({ code: 'custom', path: ['serving', 'command'], message: `unknown placeholder {${unknown[0]}}; expected {checkpoint}, {name}, {role}` });
+      const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)]
+        .map((m) => m[1]!)
+        .filter((n) => !['checkpoint', 'name', 'role'].includes(n));
+      if (unknown.length)
+        ctx.addIssue({ code: 'custom', path: ['serving', 'command'], message: `unknown placeholder {${unknown[0]}}; expected {checkpoint}, {name}, {role}` });
     }
     if (models.actor.backend === 'completions') {
       const actor = models.actor;
       // Whether the template renders is checked where files may be read (config/campaignConfig.ts): the workflow bundle imports this file.
       if (actor.promptFormat === 'chat-template' && !actor.tokenizer) {
-        ctx.addIssue({ code: 'custom', path: ['actor', 'tokenizer'], message: "promptFormat chat-template renders the model's own template: name the model directory holding its tokenizer files" });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['actor', 'tokenizer'],
+          message: "promptFormat chat-template renders the model's own template: name the model directory holding its tokenizer files",
+        });
       }
       if (!actor.oracleDemonstrations && !actor.sftData && !actor.init) {
-        ctx.addIssue({ code: 'custom', path: ['actor', 'oracleDemonstrations'], message: 'without oracle demonstrations phase 0 needs an SFT data file (sftData) or a checkpoint to start from (init)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['actor', 'oracleDemonstrations'],
+          message: 'without oracle demonstrations phase 0 needs an SFT data file (sftData) or a checkpoint to start from (init)',
+        });
       }
       if (typeof actor.contextTokens === 'number' && actor.contextTokens <= actor.maxTokens) {
-        ctx.addIssue({ code: 'custom', path: ['actor', 'contextTokens'], message: `the context (${actor.contextTokens} tokens) must exceed maxTokens (${actor.maxTokens}): the prompt gets what the answer leaves` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['actor', 'contextTokens'],
+          message: `the context (${actor.contextTokens} tokens) must exceed maxTokens (${actor.maxTokens}): the prompt gets what the answer leaves`,
+        });
       }
     }
     // A remote actor's weights live with its server; the embedded trainer can only train ONNX actors.
     if (models.actor.backend === 'completions' && models.trainer.backend !== 'external') {
-      ctx.addIssue({ code: 'custom', path: ['actor', 'backend'], message: 'a completions actor needs models.trainer.backend: external (the embedded trainer trains only the embedded actor)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['actor', 'backend'],
+        message: 'a completions actor needs models.trainer.backend: external (the embedded trainer trains only the embedded actor)',
+      });
     }
   });
 

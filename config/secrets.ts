@@ -116,18 +116,14 @@ export function loadSecrets(env: NodeJS.ProcessEnv = process.env): Secrets {
   const accessKeyId = fromEnv(env, SECRET_ENV.s3AccessKeyId);
   const secretAccessKey = fromEnv(env, SECRET_ENV.s3SecretAccessKey);
   if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
-    throw new SecretsError(
-      `${SECRET_ENV.s3AccessKeyId} and ${SECRET_ENV.s3SecretAccessKey} must be set together (only one is set)`,
-    );
+    throw new SecretsError(`${SECRET_ENV.s3AccessKeyId} and ${SECRET_ENV.s3SecretAccessKey} must be set together (only one is set)`);
   }
   const sessionToken = fromEnv(env, SECRET_ENV.s3SessionToken);
   const s3 = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
   const clientCert = fileFromEnv(env, SECRET_ENV.temporalClientCertPath);
   const clientKey = fileFromEnv(env, SECRET_ENV.temporalClientKeyPath);
   if (Boolean(clientCert) !== Boolean(clientKey)) {
-    throw new SecretsError(
-      `${SECRET_ENV.temporalClientCertPath} and ${SECRET_ENV.temporalClientKeyPath} must be set together`,
-    );
+    throw new SecretsError(`${SECRET_ENV.temporalClientCertPath} and ${SECRET_ENV.temporalClientKeyPath} must be set together`);
   }
   const apiKey = fromEnv(env, SECRET_ENV.temporalApiKey);
   return {

@@ -12,11 +12,7 @@ export interface Settings {
   secrets: Secrets;
 }
 
-export async function loadSettings(
-  file?: string,
-  env: NodeJS.ProcessEnv = process.env,
-  overrides: Record<string, unknown> = {},
-): Promise<Settings> {
+export async function loadSettings(file?: string, env: NodeJS.ProcessEnv = process.env, overrides: Record<string, unknown> = {}): Promise<Settings> {
   const config = await loadConfig(file, env, overrides);
   return withLocalStackCredentials({ config, secrets: loadSecrets(env) });
 }

@@ -65,7 +65,9 @@ export async function startEmbeddedSites(options: EmbeddedSitesOptions = {}): Pr
   const started: RunningSite[] = [];
   const start = async <S>(name: EmbeddedSiteName, app: SiteApp<S>) => {
     const listen = { host: options.host, port: options.ports?.[name] ?? 0 };
-    const standalone = options.standalone ? { account: options.standalone.accounts[name], ...(options.standalone.log ? { log: options.standalone.log } : {}) } : undefined;
+    const standalone = options.standalone
+      ? { account: options.standalone.accounts[name], ...(options.standalone.log ? { log: options.standalone.log } : {}) }
+      : undefined;
     try {
       started.push(await startSiteServer(app, { ...listen, ...(standalone ? { standalone } : {}) }));
     } catch (error) {

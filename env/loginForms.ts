@@ -68,11 +68,16 @@ export function sitesWithLogin(): SiteName[] {
 function field(locator: FieldLocator, name: string, type: string): Html {
   switch (locator.by) {
     case 'label':
-      return html`<div class="field"><label for="login-${name}">${locator.text}</label> <input id="login-${name}" name="${name}" type="${type}" autocomplete="off"></div>`;
+      return html`<div class="field">
+        <label for="login-${name}">${locator.text}</label> <input id="login-${name}" name="${name}" type="${type}" autocomplete="off" />
+      </div>`;
     case 'placeholder':
-      return html`<div class="field"><input name="${name}" type="${type}" placeholder="${locator.text}" aria-label="${name}" autocomplete="off"></div>`;
+      return html`<div class="field"><input name="${name}" type="${type}" placeholder="${locator.text}" aria-label="${name}" autocomplete="off" /></div>`;
     case 'testId':
-      return html`<div class="field"><label for="login-${name}">${name === 'username' ? 'Username or email' : 'Password'}</label> <input id="login-${name}" name="${name}" type="${type}" data-testid="${locator.id}" autocomplete="off"></div>`;
+      return html`<div class="field">
+        <label for="login-${name}">${name === 'username' ? 'Username or email' : 'Password'}</label>
+        <input id="login-${name}" name="${name}" type="${type}" data-testid="${locator.id}" autocomplete="off" />
+      </div>`;
   }
 }
 
@@ -82,10 +87,23 @@ export function renderLoginPage(title: string, form: LoginForm, action: string, 
     form.submit.by === 'role'
       ? html`<button type="submit">${form.submit.name}</button>`
       : html`<button type="submit" data-testid="${form.submit.id}">${form.submit.name}</button>`;
-  return html`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>
-<body><main class="login-container"><h1>${title}</h1>${error ? html`<div class="message message-error error" role="alert">${error}</div>` : ''}
-<form method="post" action="${action}" class="login-form"><input type="hidden" name="next" value="${next}">
-${field(form.username, 'username', 'text')}${field(form.password, 'password', 'password')}${button}</form></main></body></html>`;
+  return html`<!DOCTYPE html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <title>${title}</title>
+      </head>
+      <body>
+        <main class="login-container">
+          <h1>${title}</h1>
+          ${error ? html`<div class="message message-error error" role="alert">${error}</div>` : ''}
+          <form method="post" action="${action}" class="login-form">
+            <input type="hidden" name="next" value="${next}" />
+            ${field(form.username, 'username', 'text')}${field(form.password, 'password', 'password')}${button}
+          </form>
+        </main>
+      </body>
+    </html>`;
 }
 
 /** The default names of the environment variables that hold a site's account (never the values). */

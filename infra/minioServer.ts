@@ -29,15 +29,7 @@ export async function startMinio(options: MinioServerOptions): Promise<ChildProc
   const child = await spawnService({
     name: 'minio',
     command: options.binary,
-    args: [
-      'server',
-      options.dataDir,
-      '--address',
-      `${options.ip}:${options.port}`,
-      '--console-address',
-      `${options.ip}:${options.consolePort}`,
-      '--quiet',
-    ],
+    args: ['server', options.dataDir, '--address', `${options.ip}:${options.port}`, '--console-address', `${options.ip}:${options.consolePort}`, '--quiet'],
     env: {
       MINIO_ROOT_USER: options.credentials.accessKeyId.reveal(),
       MINIO_ROOT_PASSWORD: options.credentials.secretAccessKey.reveal(),

@@ -9,7 +9,8 @@ import type { Log } from './tools';
 /** gRPC status codes of a server that is down or does not answer in time. */
 const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
-const UNREACHABLE_MESSAGE = /failed to connect|connection refused|ECONNREFUSED|ECONNRESET|transport error|socket hang up|\bUNAVAILABLE\b|\bDEADLINE_EXCEEDED\b/i;
+const UNREACHABLE_MESSAGE =
+  /failed to connect|connection refused|ECONNREFUSED|ECONNRESET|transport error|socket hang up|\bUNAVAILABLE\b|\bDEADLINE_EXCEEDED\b/i;
 
 /** Which server an error says is unreachable, or undefined when it is some other failure. */
 export function unreachableServer(error: unknown): 'Temporal' | 'storage' | undefined {
@@ -71,12 +72,7 @@ export class OutageWatch {
  * Runs `start` again whenever it fails because a server is unreachable (after a pause that grows to
  * `maxPauseMs`), until `signal` aborts; any other failure, or an outage past the limit, is thrown.
  */
-export async function keepRunning(
-  start: () => Promise<void>,
-  outages: OutageWatch,
-  signal: AbortSignal,
-  maxPauseMs = 2_000,
-): Promise<void> {
+export async function keepRunning(start: () => Promise<void>, outages: OutageWatch, signal: AbortSignal, maxPauseMs = 2_000): Promise<void> {
   let pauseMs = 500;
   while (!signal.aborted) {
     try {

@@ -108,8 +108,7 @@ export async function waitUntil(
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
     const gone =
-      (options.child && (options.child.exitCode !== null || options.child.signalCode !== null)) ||
-      (options.pid !== undefined && !isAlive(options.pid));
+      (options.child && (options.child.exitCode !== null || options.child.signalCode !== null)) || (options.pid !== undefined && !isAlive(options.pid));
     if (gone) {
       const log = options.logFile ? `\n--- ${options.logFile} ---\n${await tailOf(options.logFile)}` : '';
       throw new StackError(`${what}: the process exited before becoming ready${log}`);
@@ -182,9 +181,7 @@ export async function freePort(ip = '127.0.0.1'): Promise<number> {
 export async function assertPortsFree(ip: string, ports: Array<{ port: number; what: string; setting: string }>): Promise<void> {
   for (const { port, what, setting } of ports) {
     if (!(await portIsFree(ip, port))) {
-      throw new StackError(
-        `port ${port} on ${ip} (${what}) is held by another process; stop it or choose another port with ${setting}`,
-      );
+      throw new StackError(`port ${port} on ${ip} (${what}) is held by another process; stop it or choose another port with ${setting}`);
     }
   }
 }

@@ -11,9 +11,7 @@ import { httpOk, spawnService, waitUntil } from './processes';
 const CLI_TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', TEXT: 'Text', BOOL: 'Bool' };
 
 /** Custom search attributes of campaign workflows, registered on the dev server. */
-export const SEARCH_ATTRIBUTES = Object.fromEntries(
-  CAMPAIGN_SEARCH_ATTRIBUTES.map((key) => [key.name, CLI_TYPE_NAMES[key.type]!]),
-);
+export const SEARCH_ATTRIBUTES = Object.fromEntries(CAMPAIGN_SEARCH_ATTRIBUTES.map((key) => [key.name, CLI_TYPE_NAMES[key.type]!]));
 
 export interface TemporalServerOptions {
   binary: string;

@@ -87,9 +87,7 @@ export async function runLoud(command: string, args: string[], log: Log, env: No
     child.stdout.on('data', relay);
     child.stderr.on('data', relay);
     child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new ToolNotAvailableError(`${command} ${args.join(' ')} exited with ${code}`)),
-    );
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new ToolNotAvailableError(`${command} ${args.join(' ')} exited with ${code}`))));
   });
 }
 

@@ -37,7 +37,9 @@ export function targetLabel(element: ObservedElement): string {
   const text = (element.fullText ?? element.text).trim();
   if (MEANINGFUL.test(text)) return text.slice(0, LABEL_CHARS);
   const { attributes } = element;
-  const named = [attributes.title, attributes['data-label'], attributes.placeholder, attributes['aria-label'], attributes.name].find((value) => value && MEANINGFUL.test(value));
+  const named = [attributes.title, attributes['data-label'], attributes.placeholder, attributes['aria-label'], attributes.name].find(
+    (value) => value && MEANINGFUL.test(value),
+  );
   return (named ?? text).trim().slice(0, LABEL_CHARS);
 }
 

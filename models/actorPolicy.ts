@@ -18,8 +18,19 @@ export function createActorPolicy(actor: Actor, options: ActorPolicyOptions): Po
       const decision =
         options.mode === 'greedy'
           ? await actor.act(state, { mode: 'greedy' })
-          : await actor.act(state, { mode: 'sample', temperature: options.temperature, rng: new SeededRng(deriveSeed(options.seed, task.task_id, history.length)) });
-      return { response: decision.response, prompt: buildPrompt(task.intent, history.map((round) => round.response), observation.html) };
+          : await actor.act(state, {
+              mode: 'sample',
+              temperature: options.temperature,
+              rng: new SeededRng(deriveSeed(options.seed, task.task_id, history.length)),
+            });
+      return {
+        response: decision.response,
+        prompt: buildPrompt(
+          task.intent,
+          history.map((round) => round.response),
+          observation.html,
+        ),
+      };
     },
   };
 }

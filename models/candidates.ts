@@ -24,17 +24,7 @@ import { intentLists, intentPhrases, numbersIn, pageSegments, type PhraseSource 
 
 /** Where an argument or exit message came from; a feature of the candidate. */
 export type CandidateSource =
-  | PhraseSource
-  | 'lines'
-  | 'date'
-  | 'month-start'
-  | 'month-end'
-  | 'option'
-  | 'fixed'
-  | 'element-text'
-  | 'page-text'
-  | 'page-number'
-  | 'none';
+  PhraseSource | 'lines' | 'date' | 'month-start' | 'month-end' | 'option' | 'fixed' | 'element-text' | 'page-text' | 'page-number' | 'none';
 
 export interface Candidate {
   action: Action;
@@ -144,7 +134,8 @@ function exitMessages(observation: Observation): ExitMessage[] {
     const label = column ?? segments[i - 1]?.text;
     const whole = { ...(label ? { label } : {}), ...(column ? { cell: true } : {}) };
     add({ text, source: 'page-text', ...whole });
-    for (const number of numbersIn(text)) add(number === text ? { text: number, source: 'page-number', ...whole } : { text: number, source: 'page-number', label: text });
+    for (const number of numbersIn(text))
+      add(number === text ? { text: number, source: 'page-number', ...whole } : { text: number, source: 'page-number', label: text });
   });
   for (const element of observation.elements) {
     const text = (element.fullText ?? element.text).trim();

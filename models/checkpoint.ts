@@ -81,7 +81,11 @@ export function sha256(bytes: Uint8Array): string {
 export function encodeModel(network: Network, input: CardInput): EncodedModel {
   const spec = MODEL_SPECS[input.kind];
   if (network.shape.outputs !== spec.outputs) throw new Error(`a ${input.kind} network has ${spec.outputs} outputs, this one ${network.shape.outputs}`);
-  const onnx = exportOnnx(network, { head: spec.head, outputName: spec.outputName, metadata: { kind: input.kind, featurizer: FEATURIZER_VERSION } }, spec.width);
+  const onnx = exportOnnx(
+    network,
+    { head: spec.head, outputName: spec.outputName, metadata: { kind: input.kind, featurizer: FEATURIZER_VERSION } },
+    spec.width,
+  );
   const card: ModelCard = {
     schema: 'webrl.model-card/1',
     kind: input.kind,

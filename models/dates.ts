@@ -18,7 +18,8 @@ export interface IntentDate {
 }
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
-const MONTH_WORD = '(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\\.?';
+const MONTH_WORD =
+  '(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\\.?';
 
 function monthNumber(word: string): number {
   return MONTHS.indexOf(word.slice(0, 3).toLowerCase()) + 1;
@@ -75,7 +76,10 @@ export function dateFormat(placeholder: string): string | undefined {
   const match = /^(Y{2}|Y{4}|M{1,2}|D{1,2})([-/.])(Y{2}|Y{4}|M{1,2}|D{1,2})\2(Y{2}|Y{4}|M{1,2}|D{1,2})$/i.exec(placeholder.trim());
   if (!match) return undefined;
   const parts = [match[1]!, match[3]!, match[4]!].map((part) => part.toUpperCase());
-  const letters = parts.map((part) => part[0]).sort().join('');
+  const letters = parts
+    .map((part) => part[0])
+    .sort()
+    .join('');
   return letters === 'DMY' ? parts.join(match[2]) : undefined;
 }
 

@@ -276,7 +276,14 @@ export function taskType(intent: string): string {
 
 /** Words the intent is phrased with, not about: lower case (names are capitalised), outside quotes. */
 function phrasingWords(intent: string): Set<string> {
-  return new Set(tokenize(unquoted(intent).split(/\s+/).filter((word) => !isName(word)).join(' ')));
+  return new Set(
+    tokenize(
+      unquoted(intent)
+        .split(/\s+/)
+        .filter((word) => !isName(word))
+        .join(' '),
+    ),
+  );
 }
 
 /** A URL path segment as a feature: numbers as `#`, segments about the intent's words as `*`, else itself. */
@@ -677,7 +684,9 @@ function targetEffect(target: ActionTarget, finalElements: readonly ObservedElem
 /** What the episode's element actions acted on (rounds with a target; see the ORM row above). */
 function addTargetFeatures(row: RowBuilder, state: ModelState, context: StateContext): void {
   const verb = context.typeWords[0];
-  const acted = state.history.flatMap((round) => (round.target && round.action && 'element' in round.action ? [{ action: round.action, target: round.target }] : []));
+  const acted = state.history.flatMap((round) =>
+    round.target && round.action && 'element' in round.action ? [{ action: round.action, target: round.target }] : [],
+  );
   const finalElements = canonicalObservation(state.observation).elements;
   let typedAt = -1;
   let clickedAfterTyping = false;

@@ -6,7 +6,7 @@ export function rocAuc(scores: readonly number[], labels: readonly boolean[]): n
   let positives = 0;
   let negatives = 0;
   let rankSum = 0;
-  for (let i = 0; i < order.length; ) {
+  for (let i = 0; i < order.length;) {
     let j = i;
     while (j < order.length && order[j]!.score === order[i]!.score) j++;
     const averageRank = (i + 1 + j) / 2;

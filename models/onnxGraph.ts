@@ -73,11 +73,7 @@ export function exportOnnx(network: Network, spec: GraphSpec, width: number): Ui
   const graph = onnx.GraphProto.create({
     name: spec.metadata.kind ?? 'model',
     node: nodes,
-    initializer: [
-      ...PARAMETER_NAMES.map((name) => floatTensor(name, dims[name], network.params[name])),
-      int64Tensor('axis1', [1]),
-      int64Tensor('axis2', [2]),
-    ],
+    initializer: [...PARAMETER_NAMES.map((name) => floatTensor(name, dims[name], network.params[name])), int64Tensor('axis1', [1]), int64Tensor('axis2', [2])],
     input: [valueInfo(INPUT_INDICES, INT64, ['n', width]), valueInfo(INPUT_VALUES, FLOAT, ['n', width])],
     output: [valueInfo(spec.outputName, FLOAT, ['n', outputs])],
   });

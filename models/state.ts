@@ -56,17 +56,15 @@ export const modelStateSchema = z
     history: z.array(historyRoundSchema).default([]),
     observation: observationSchema,
   })
-  .transform(
-    (state): ModelState => ({
-      intent: state.intent,
-      history: state.history.map((round) => {
-        const parsed: ModelHistoryRound = { response: round.response, action: parsedAction(round.response) };
-        if ('target' in round && round.target) parsed.target = round.target;
-        return parsed;
-      }),
-      observation: state.observation,
+  .transform((state): ModelState => ({
+    intent: state.intent,
+    history: state.history.map((round) => {
+      const parsed: ModelHistoryRound = { response: round.response, action: parsedAction(round.response) };
+      if ('target' in round && round.target) parsed.target = round.target;
+      return parsed;
     }),
-  );
+    observation: state.observation,
+  }));
 
 /** A raw output's action, null when it does not parse. */
 export function parsedAction(response: string): Action | null {

@@ -89,7 +89,13 @@ function intentWords(intent: string): Word[] {
     const start = match.index + lead;
     const end = match.index + raw.length - trail;
     const core = intent.slice(start, end);
-    words.push({ start, end, lower: core.toLowerCase(), capitalised: /^[\p{Lu}\p{N}]/u.test(core), breaksAfter: /[,.;:!?]/.test(raw.slice(raw.length - trail)) });
+    words.push({
+      start,
+      end,
+      lower: core.toLowerCase(),
+      capitalised: /^[\p{Lu}\p{N}]/u.test(core),
+      breaksAfter: /[,.;:!?]/.test(raw.slice(raw.length - trail)),
+    });
   }
   return words;
 }
@@ -295,7 +301,10 @@ export function urlTokens(url: string): string[] {
 /** The URL's path segments, lower-cased, empty ones dropped. */
 export function pathSegments(url: string): string[] {
   try {
-    return new URL(url).pathname.toLowerCase().split('/').filter((segment) => segment !== '');
+    return new URL(url).pathname
+      .toLowerCase()
+      .split('/')
+      .filter((segment) => segment !== '');
   } catch {
     return [];
   }

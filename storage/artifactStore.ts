@@ -148,9 +148,7 @@ export class ArtifactStore {
   }
 
   async head(key: string): Promise<{ bytes: number; etag?: string }> {
-    const out = await this.call('HeadObject', key, () =>
-      this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })),
-    );
+    const out = await this.call('HeadObject', key, () => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })));
     return { bytes: out.ContentLength ?? 0, ...(out.ETag ? { etag: out.ETag } : {}) };
   }
 
@@ -159,9 +157,7 @@ export class ArtifactStore {
     let token: string | undefined;
     do {
       const page = await this.call('ListObjectsV2', prefix, () =>
-        this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.fullKey(prefix), ContinuationToken: token }),
-        ),
+        this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.fullKey(prefix), ContinuationToken: token })),
       );
       for (const item of page.Contents ?? []) {
         if (item.Key) yield { key: item.Key.slice(this.prefix.length), bytes: item.Size ?? 0 };
@@ -173,9 +169,7 @@ export class ArtifactStore {
   async putBytes(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<ObjectInfo> {
     const buffer = typeof body === 'string' ? Buffer.from(body) : body;
     await this.call('PutObject', key, () =>
-      this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: buffer, ContentType: contentType }),
-      ),
+      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: buffer, ContentType: contentType })),
     );
     return { key, bytes: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') };
   }
@@ -185,9 +179,7 @@ export class ArtifactStore {
   }
 
   async getBytes(key: string): Promise<Buffer> {
-    const out = await this.call('GetObject', key, () =>
-      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })),
-    );
+    const out = await this.call('GetObject', key, () => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })));
     return Buffer.from(await out.Body!.transformToByteArray());
   }
 
@@ -212,9 +204,7 @@ export class ArtifactStore {
 
   /** A readable stream of the object's bytes. */
   async openRead(key: string): Promise<Readable> {
-    const out = await this.call('GetObject', key, () =>
-      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })),
-    );
+    const out = await this.call('GetObject', key, () => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })));
     return out.Body as Readable;
   }
 
@@ -284,10 +274,7 @@ export class ArtifactStore {
         throw error;
       }
     })();
-    const [info] = await Promise.all([
-      this.uploadStream(key, lines, { ...options, contentType: 'application/x-ndjson' }),
-      feeding,
-    ]);
+    const [info] = await Promise.all([this.uploadStream(key, lines, { ...options, contentType: 'application/x-ndjson' }), feeding]);
     return { ...info, lines: count };
   }
 
@@ -333,9 +320,7 @@ export class ArtifactStore {
   async putBytesOnce(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<{ created: boolean; stored: Buffer }> {
     const buffer = typeof body === 'string' ? Buffer.from(body) : body;
     try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: buffer, ContentType: contentType, IfNoneMatch: '*' }),
-      );
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: buffer, ContentType: contentType, IfNoneMatch: '*' }));
       return { created: true, stored: buffer };
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

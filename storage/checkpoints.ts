@@ -88,7 +88,11 @@ export async function readCheckpointListing(store: Pick<CheckpointStore, 'tryGet
  * Stages the checkpoint `key` at `localPath`: a directory checkpoint as a directory (each file's size
  * and sha256 verified against the listing), a single-file one as a file.
  */
-export async function downloadCheckpoint(store: CheckpointStore, key: string, localPath: string): Promise<{ kind: 'file' | 'directory'; files: CheckpointFile[] }> {
+export async function downloadCheckpoint(
+  store: CheckpointStore,
+  key: string,
+  localPath: string,
+): Promise<{ kind: 'file' | 'directory'; files: CheckpointFile[] }> {
   const listing = await readCheckpointListing(store, key);
   if (!listing) {
     const info = await store.downloadFile(key, localPath);

@@ -19,9 +19,7 @@ function tlsOptions(config: Config, secrets: Secrets): TlsOption {
   return {
     ...(tls.serverNameOverride ? { serverNameOverride: tls.serverNameOverride } : {}),
     ...(tls.serverRootCaFile ? { serverRootCACertificate: readFileSync(tls.serverRootCaFile) } : {}),
-    ...(clientCert && clientKey
-      ? { clientCertPair: { crt: Buffer.from(clientCert.reveal()), key: Buffer.from(clientKey.reveal()) } }
-      : {}),
+    ...(clientCert && clientKey ? { clientCertPair: { crt: Buffer.from(clientCert.reveal()), key: Buffer.from(clientKey.reveal()) } } : {}),
   };
 }
 

@@ -16,7 +16,10 @@ test("a held site port fails the sites' start clearly, and a later attempt start
   const holder = await hold(ports.reddit);
   const runtime = await BrowserRuntime.start(parseConfig({ campaign: { name: 'held-port' }, sites: { ports }, concurrency: { browserContexts: 1 } }));
   try {
-    await assert.rejects(runtime.embeddedSites(1), new RegExp(`embedded reddit site cannot listen on 127\\.0\\.0\\.1:${ports.reddit}: another process holds that port`));
+    await assert.rejects(
+      runtime.embeddedSites(1),
+      new RegExp(`embedded reddit site cannot listen on 127\\.0\\.0\\.1:${ports.reddit}: another process holds that port`),
+    );
     // The fix it names is a flag the main job and the worker take (test/mainJob.test.ts checks they do) or the config key.
     await assert.rejects(runtime.embeddedSites(1), /--site-ports reddit=PORT, or sites\.ports\.reddit in the campaign file/);
     assert.ok(await portIsFree('127.0.0.1', ports.shopping), 'the sites started before the failure were stopped');

@@ -129,16 +129,26 @@ describe('the durable campaign on the real stack', () => {
       assert.match(retried.stdout, new RegExp(`campaign ${NAME}: retrying phase 2`));
       const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
       assert.equal(final.status, 'completed');
-      assert.deepEqual(final.history.map((h) => h.phase), [0, 1, 2]);
+      assert.deepEqual(
+        final.history.map((h) => h.phase),
+        [0, 1, 2],
+      );
 
       const runs = await campaignHistories(client, NAME, since);
-      assert.deepEqual(runs.map((r) => r.phase), [0, 1, 2], 'one workflow run per phase');
+      assert.deepEqual(
+        runs.map((r) => r.phase),
+        [0, 1, 2],
+        'one workflow run per phase',
+      );
       for (const run of runs) {
         assert.ok(run.events.length < 10_000, `run of phase ${run.phase} has ${run.events.length} events`);
         if (run.phase > 1) continue;
         for (const [type, attempts] of activityStarts(run)) {
           // Rollout shards run once each; every other activity exactly once, each at its first attempt.
-          assert.ok(attempts.every((a) => a === 1), `phase ${run.phase} ${type} was retried: ${attempts}`);
+          assert.ok(
+            attempts.every((a) => a === 1),
+            `phase ${run.phase} ${type} was retried: ${attempts}`,
+          );
           if (type !== 'runRolloutShard') assert.equal(attempts.length, 1, `phase ${run.phase} ${type} ran ${attempts.length} times`);
         }
       }
@@ -147,11 +157,16 @@ describe('the durable campaign on the real stack', () => {
 
       // The report: the per-phase table (with how often the ORM agreed with the evaluators) and the chart.
       const chart = join(stack.dir, 'report.svg');
-      const report = await execFileAsync(process.execPath, [WEBRL, 'campaign', 'report', '-c', configFile, '-o', chart], { env: { ...process.env, ...stack.env } });
+      const report = await execFileAsync(process.execPath, [WEBRL, 'campaign', 'report', '-c', configFile, '-o', chart], {
+        env: { ...process.env, ...stack.env },
+      });
       const table = report.stdout.split('\n');
       assert.match(table[0]!, /phase\s+test success.*ORM = evaluator/);
       for (const phase of ['0 (SFT)', '1', '2']) {
-        assert.ok(table.some((line) => line.trimStart().startsWith(`${phase} `) && /\d+\.\d%$/.test(line)), `no row for phase ${phase} in\n${report.stdout}`);
+        assert.ok(
+          table.some((line) => line.trimStart().startsWith(`${phase} `) && /\d+\.\d%$/.test(line)),
+          `no row for phase ${phase} in\n${report.stdout}`,
+        );
       }
       assert.match(await readFile(chart, 'utf8'), /^<svg[^>]*>[\s\S]*<\/svg>\s*$/);
       if (process.env.WEBRL_RECORD_HISTORIES) await recordHistories(stack, NAME, runs, process.env.WEBRL_RECORD_HISTORIES);
@@ -177,8 +192,10 @@ describe('the durable campaign on the real stack', () => {
       const handle = await startCampaign(client, store, config);
 
       // 1. In SFT training, after the actor's first training checkpoint is stored.
-      await killWorkerMidway(worker, 'SFT training with a stored checkpoint', async () =>
-        (await store.exists(key(0, 'checkpoints', 'actor.train-state'))) && !(await published(key(0, 'checkpoints', 'sft'))),
+      await killWorkerMidway(
+        worker,
+        'SFT training with a stored checkpoint',
+        async () => (await store.exists(key(0, 'checkpoints', 'actor.train-state'))) && !(await published(key(0, 'checkpoints', 'sft'))),
       );
       worker = startWorkerProcess(stack, configFile, '2');
 
@@ -213,9 +230,22 @@ describe('the durable campaign on the real stack', () => {
 
       // The kills landed where intended: the interrupted activities ran again.
       const runs = await campaignHistories(client, NAME, since);
-      assert.deepEqual(runs.map((r) => r.phase), [0, 1]);
-      assert.ok(activityStarts(runs[0]!).get('trainSft')!.some((a) => a > 1), 'SFT training was retried after the kill');
-      assert.ok(activityStarts(runs[1]!).get('runRolloutShard')!.some((a) => a > 1), 'a rollout shard was retried after the kill');
+      assert.deepEqual(
+        runs.map((r) => r.phase),
+        [0, 1],
+      );
+      assert.ok(
+        activityStarts(runs[0]!)
+          .get('trainSft')!
+          .some((a) => a > 1),
+        'SFT training was retried after the kill',
+      );
+      assert.ok(
+        activityStarts(runs[1]!)
+          .get('runRolloutShard')!
+          .some((a) => a > 1),
+        'a rollout shard was retried after the kill',
+      );
       for (const run of runs) assert.ok(run.events.length < 10_000, `run of phase ${run.phase} has ${run.events.length} events`);
 
       // Nothing lost or duplicated: every phase manifest (references, counts, metrics, object
@@ -263,7 +293,10 @@ describe('the durable campaign on the real stack', () => {
       await handle.terminate('the test only checks how the fork starts');
       assert.equal(input.nextPhase, 2, 'the fork starts with the phase after the one it continues from');
       assert.deepEqual(input.carry, original[1]!.data.carry);
-      assert.deepEqual(input.history.map((h) => h.manifestKey), taken.map((m) => m.data.summary.manifestKey));
+      assert.deepEqual(
+        input.history.map((h) => h.manifestKey),
+        taken.map((m) => m.data.summary.manifestKey),
+      );
       assert.equal(input.settings.curriculum, false);
     } finally {
       store.destroy();

@@ -98,7 +98,9 @@ describe('campaign activities with remote model backends', () => {
       // Reddit gets garbage; shopping gets verdicts: even positions feasible, odd not, the last left out.
       if (text.startsWith('Website: reddit')) return { json: chatCompletion('I am not sure, sorry.', MODEL) };
       const tasks = promptTasks(request);
-      const verdicts = tasks.slice(0, -1).map((task, i) => ({ task_id: task.task_id, feasible: i % 2 === 0, reason: i % 2 === 0 ? 'on the site' : 'needs e-mail' }));
+      const verdicts = tasks
+        .slice(0, -1)
+        .map((task, i) => ({ task_id: task.task_id, feasible: i % 2 === 0, reason: i % 2 === 0 ? 'on the site' : 'needs e-mail' }));
       return { json: chatCompletion('```json\n' + JSON.stringify(verdicts) + '\n```', MODEL) };
     });
     const ports = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
@@ -116,7 +118,10 @@ describe('campaign activities with remote model backends', () => {
       const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx) });
       const result = await run(activities.filterTasksByCritic, { ...phase, candidates, critic: 'unused/critic.onnx', band: [0.05, 0.75] });
       const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
-      assert.deepEqual(kept.map((t) => t.task_id), [shopping[0]!.task_id, shopping[2]!.task_id]);
+      assert.deepEqual(
+        kept.map((t) => t.task_id),
+        [shopping[0]!.task_id, shopping[2]!.task_id],
+      );
       assert.ok(Math.abs(result.meanValue - 0.4) < 1e-9, `mean critic value ${result.meanValue}`);
       const record = await stack.store.getJson<{
         verdicts: { task_id: string; feasible: boolean }[];
@@ -163,7 +168,10 @@ describe('campaign activities with remote model backends', () => {
       const result = await run(activities.filterTasksByCritic, { ...phase, candidates: ref, critic: 'unused/critic.onnx', band: [0.05, 0.75], limit: 4 });
       const kept = (await ctx.readDataset<WebArenaTask>(result.tasks)).map((t) => t.task_id);
       // In band: positions 0, 1, 3, 4, 6, 7; the four highest-valued are 3, 4, 6, 7.
-      assert.deepEqual(kept, [3, 4, 6, 7].map((i) => candidates[i]!.task_id));
+      assert.deepEqual(
+        kept,
+        [3, 4, 6, 7].map((i) => candidates[i]!.task_id),
+      );
     } finally {
       await runtime.close();
     }
@@ -178,7 +186,11 @@ describe('campaign activities with remote model backends', () => {
       const text = userText(request);
       if (!text.startsWith('Website: shopping')) return { json: chatCompletion('[]', MODEL) };
       const items = [
-        { intent: 'Find the cheapest blue kettle in the store and tell me its price', start_url: '__SHOPPING__', eval: { eval_types: ['string_match'], reference_answers: { must_include: ['$'] } } },
+        {
+          intent: 'Find the cheapest blue kettle in the store and tell me its price',
+          start_url: '__SHOPPING__',
+          eval: { eval_types: ['string_match'], reference_answers: { must_include: ['$'] } },
+        },
         { intent: 'find the CHEAPEST blue kettle in the store, and tell me its price!', start_url: '__SHOPPING__' },
         { intent: knownTask.intent, start_url: '__SHOPPING__' },
         { intent: 'Add two bath towels to the shopping cart', start_url: '__SHOPPING__/towels' },
@@ -187,17 +199,30 @@ describe('campaign activities with remote model backends', () => {
       ];
       return { json: chatCompletion(JSON.stringify(items), MODEL) };
     });
-    const { scope: generating } = await scope({ models: { taskGenerator: { backend: 'chat', ...endpoint(llm.url), turns: 1, tasksPerTurn: 6, fillWithEmbedded: false } } });
-    const failedTasks = await ctx.writeDataset(ctx.key(generating, 'failed.jsonl'), failed.map((t) => ({ ...t, start_url: '__SHOPPING__' })));
+    const { scope: generating } = await scope({
+      models: { taskGenerator: { backend: 'chat', ...endpoint(llm.url), turns: 1, tasksPerTurn: 6, fillWithEmbedded: false } },
+    });
+    const failedTasks = await ctx.writeDataset(
+      ctx.key(generating, 'failed.jsonl'),
+      failed.map((t) => ({ ...t, start_url: '__SHOPPING__' })),
+    );
     const activities = createControlActivities({ ctx, roles: workerRoles(ctx) });
     const ref = await run(activities.generateTasks, { ...generating, failedTasks, count: 10, curriculum: true });
     const tasks = await ctx.readDataset<WebArenaTask>(ref);
-    assert.deepEqual(tasks.map((t) => t.intent), ['Find the cheapest blue kettle in the store and tell me its price', 'Add two bath towels to the shopping cart']);
-    assert.deepEqual(tasks.map((t) => t.task_id), [1_100_000, 1_100_001]);
+    assert.deepEqual(
+      tasks.map((t) => t.intent),
+      ['Find the cheapest blue kettle in the store and tell me its price', 'Add two bath towels to the shopping cart'],
+    );
+    assert.deepEqual(
+      tasks.map((t) => t.task_id),
+      [1_100_000, 1_100_001],
+    );
     assert.deepEqual(tasks[0]!.eval.eval_types, ['string_match']);
     assert.equal('eval' in tasks[1]!, false, 'a task the model gave no evaluator keeps none (the ORM scores it)');
     assert.ok(tasks.every((t) => t.sites[0] === 'shopping'));
-    const record = await stack.store.getJson<{ generated: number; duplicates: string[]; failures: { reason: string }[] }>(ctx.key(generating, 'tasks', 'generation.json'));
+    const record = await stack.store.getJson<{ generated: number; duplicates: string[]; failures: { reason: string }[] }>(
+      ctx.key(generating, 'tasks', 'generation.json'),
+    );
     assert.equal(record.generated, 2);
     assert.deepEqual(record.duplicates, [knownTask.intent]);
     assert.ok(record.failures.some((f) => /repeats an existing task/.test(f.reason)));
@@ -211,7 +236,12 @@ describe('campaign activities with remote model backends', () => {
       const text = userText(request);
       if (text.includes('refund')) return { json: chatCompletion('maybe', MODEL, [{ token: 'maybe', logprob: -0.1 }]) };
       const yes = text.includes('Buy');
-      return { json: chatCompletion(yes ? 'YES' : 'NO', MODEL, [{ token: 'YES', logprob: yes ? -0.1 : -2.5 }, { token: 'NO', logprob: yes ? -2.5 : -0.1 }]) };
+      return {
+        json: chatCompletion(yes ? 'YES' : 'NO', MODEL, [
+          { token: 'YES', logprob: yes ? -0.1 : -2.5 },
+          { token: 'NO', logprob: yes ? -2.5 : -0.1 },
+        ]),
+      };
     });
 
   /** One stored one-step trajectory per item, in one rollout shard of `phase`. */
@@ -220,7 +250,15 @@ describe('campaign activities with remote model backends', () => {
     for (const [i, { intent, score, graded }] of items.entries()) {
       const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${i}.json`);
       const record: TrajectoryRecord = {
-        taskId: String(i), site: 'shopping', intent, score, graded, steps: 1, answer: 'done', reason: 'exit', traceKey: `${trajectoryKey}.trace`,
+        taskId: String(i),
+        site: 'shopping',
+        intent,
+        score,
+        graded,
+        steps: 1,
+        answer: 'done',
+        reason: 'exit',
+        traceKey: `${trajectoryKey}.trace`,
         rounds: [{ state: state(intent, 'x'), response: 'exit(message="done")' }],
       };
       await stack.store.putJson(trajectoryKey, record);
@@ -233,12 +271,18 @@ describe('campaign activities with remote model backends', () => {
     const orm = await chatOrm();
     const { scope: phase } = await scope({ models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
     const intents = ['Buy the red mug', 'Count the open issues', 'Ask for a refund'];
-    const { rows, shard } = await rolloutShard(phase, intents.map((intent, i) => ({ intent, score: i === 0 ? 1 : 0, graded: true })));
+    const { rows, shard } = await rolloutShard(
+      phase,
+      intents.map((intent, i) => ({ intent, score: i === 0 ? 1 : 0, graded: true })),
+    );
     const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
     assert.equal(result.successes, 1);
     const rewards = await ctx.readDataset<RewardRow>(result.rewards);
-    assert.deepEqual(rewards.map((r) => r.reward), [1, 0, 0]);
+    assert.deepEqual(
+      rewards.map((r) => r.reward),
+      [1, 0, 0],
+    );
     assert.ok(rewards.every((r) => r.rewardFrom === 'orm'));
     assert.ok(rewards[0]!.pYes > 0.9 && rewards[1]!.pYes < 0.1);
     const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'rewards-failures.json'));
@@ -263,7 +307,14 @@ describe('campaign activities with remote model backends', () => {
     const activities = createTrainActivities({ ctx, roles: workerRoles(ctx) });
     const result = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm: 'unused/orm.onnx' });
     const rewards = await ctx.readDataset<RewardRow>(result.rewards);
-    assert.deepEqual(rewards.map((r) => [r.reward, r.rewardFrom]), [[0, 'evaluator'], [1, 'evaluator'], [1, 'orm']]);
+    assert.deepEqual(
+      rewards.map((r) => [r.reward, r.rewardFrom]),
+      [
+        [0, 'evaluator'],
+        [1, 'evaluator'],
+        [1, 'orm'],
+      ],
+    );
     assert.equal(result.successes, 2);
     assert.ok(rewards[0]!.pYes > 0.9, 'the ORM still judges what the evaluator rewards, so its accuracy stays measured');
     assert.equal(orm.requests.length, 3);
@@ -284,7 +335,13 @@ describe('campaign activities with remote model backends', () => {
     const log = await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`);
     assert.ok(log.logTail.includes('loaded 3 examples'));
     // An embedded actor's experience goes as it is; the objective's settings go in the environment.
-    for (const line of ['first example: a', 'WEBRL_TRAIN_DATA_FORMAT=examples', 'WEBRL_TRAIN_GAMMA=0.9', 'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1', 'WEBRL_TRAIN_BETA_HIGH=5']) {
+    for (const line of [
+      'first example: a',
+      'WEBRL_TRAIN_DATA_FORMAT=examples',
+      'WEBRL_TRAIN_GAMMA=0.9',
+      'WEBRL_TRAIN_RECORD_SCHEMA_VERSION=1',
+      'WEBRL_TRAIN_BETA_HIGH=5',
+    ]) {
       assert.ok(log.logTail.includes(line), line);
     }
     // No learning rate configured: the trainer picks its own per objective.
@@ -299,7 +356,9 @@ describe('campaign activities with remote model backends', () => {
   test('a curriculum phase with no failures to evolve from is topped up with unasked train tasks', async () => {
     const { scope: phase, config } = await scope({}, 2);
     const failedTasks = await ctx.writeDataset(ctx.key({ ...phase, phase: 1 }, 'failed-tasks.jsonl'), []);
-    const tasks = await ctx.readDataset<WebArenaTask>(await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }));
+    const tasks = await ctx.readDataset<WebArenaTask>(
+      await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }),
+    );
     const trainIntents = new Set(ctx.split(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
     assert.equal(tasks.length, 5);
     assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
@@ -328,7 +387,10 @@ describe('campaign activities with remote model backends', () => {
     assert.equal(fitted.outcomes, 2);
     assert.equal(fitted.orm, ctx.key(phase, 'checkpoints', 'orm-probe-fit.onnx'));
     assert.equal(fitted.critic, ctx.key(phase, 'checkpoints', 'critic-probe-fit.onnx'));
-    for (const [model, data, examples] of [[fitted.orm, 'orm.jsonl', 4], [fitted.critic, 'critic.jsonl', 4]] as const) {
+    for (const [model, data, examples] of [
+      [fitted.orm, 'orm.jsonl', 4],
+      [fitted.critic, 'critic.jsonl', 4],
+    ] as const) {
       const card = await stack.store.getJson<{ training: { data: string[]; examples: number } }>(model.replace(/\.onnx$/, '.json'));
       assert.deepEqual(card.training.data, [ctx.key(phase, 'probe-fit', data)]);
       assert.equal(card.training.examples, examples, `${model}: SFT examples + the two graded outcomes (one step each)`);
@@ -375,7 +437,10 @@ describe('campaign activities with remote model backends', () => {
         trainedByCampaign: true,
         async judge(checkpoint, items) {
           calls.push(`orm.judge ${checkpoint} ${items.length}`);
-          return { verdicts: items.map((item) => (item.state.intent.includes('refund') ? null : { pYes: 0.9, reward: 1 })), failures: [{ item: items[2]!.id, reason: 'fake: no verdict' }] };
+          return {
+            verdicts: items.map((item) => (item.state.intent.includes('refund') ? null : { pYes: 0.9, reward: 1 })),
+            failures: [{ item: items[2]!.id, reason: 'fake: no verdict' }],
+          };
         },
       },
       critic: { valuesTasks: true, trainedByCampaign: true, values: () => Promise.reject(new Error('no critic on these activities')) },
@@ -399,7 +464,11 @@ describe('campaign activities with remote model backends', () => {
     ]);
     const scored = await run(activities.scoreWithOrm, { ...phase, shards: [shard], orm });
     const rewards = await ctx.readDataset<RewardRow>(scored.rewards);
-    assert.deepEqual(rewards.map((r) => r.reward), [1, 1, 0], 'the fake verdicts; no verdict is reward 0');
+    assert.deepEqual(
+      rewards.map((r) => r.reward),
+      [1, 1, 0],
+      'the fake verdicts; no verdict is reward 0',
+    );
     assert.deepEqual(await stack.store.getJson(ctx.key(phase, 'rewards-failures.json')), [{ item: rows[2]!.trajectoryKey, reason: 'fake: no verdict' }]);
 
     const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), []);
@@ -408,7 +477,11 @@ describe('campaign activities with remote model backends', () => {
     assert.equal(filtered.currentSteps, 3);
     const records = await ctx.readDataset<{ refLogprob: number | null }>({ ...filtered.experience, key: trainingRecordsKey(filtered.experience.key) });
     assert.equal(records.length, 3, 'an actor trained from records gets them beside the experience');
-    assert.deepEqual(records.map((r) => r.refLogprob), [-1, null, -1], 'the unscorable step has a null reference log-prob');
+    assert.deepEqual(
+      records.map((r) => r.refLogprob),
+      [-1, null, -1],
+      'the unscorable step has a null reference log-prob',
+    );
     assert.equal((await stack.store.getJson<unknown[]>(ctx.key(phase, 'replay-logprob-failures.json'))).length, 1);
 
     const critic = 'campaigns/x/phase-0/checkpoints/critic.onnx';
@@ -417,9 +490,25 @@ describe('campaign activities with remote model backends', () => {
     assert.equal(trained.length, 1);
     const { epochs, ...spec } = trained[0]!.spec;
     assert.equal(epochs, config.campaign.training.actorEpochs);
-    assert.deepEqual(spec, { scope: { ...phase, experience: filtered.experience, actor, critic }, name: 'actor', objective: 'actor-webrl', data: filtered.experience, init: actor, reference: actor, critic });
-    assert.deepEqual(trained[0]!.target, { key: trainedActor.actor, stateKey: ctx.key(phase, 'checkpoints', 'actor.train-state'), training: config.campaign.training });
-    assert.deepEqual(await run(activities.trainActor, { ...phase, experience: filtered.experience, actor, critic }), trainedActor, 'published once: not trained again');
+    assert.deepEqual(spec, {
+      scope: { ...phase, experience: filtered.experience, actor, critic },
+      name: 'actor',
+      objective: 'actor-webrl',
+      data: filtered.experience,
+      init: actor,
+      reference: actor,
+      critic,
+    });
+    assert.deepEqual(trained[0]!.target, {
+      key: trainedActor.actor,
+      stateKey: ctx.key(phase, 'checkpoints', 'actor.train-state'),
+      training: config.campaign.training,
+    });
+    assert.deepEqual(
+      await run(activities.trainActor, { ...phase, experience: filtered.experience, actor, critic }),
+      trainedActor,
+      'published once: not trained again',
+    );
     assert.equal(trained.length, 1);
     assert.deepEqual(calls, [`orm.judge ${orm} 3`, `actor.logProbs ${actor} 3`]);
   });

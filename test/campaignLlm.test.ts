@@ -34,7 +34,10 @@ describe('an LLM campaign serves each phase’s trained actor to the phases afte
 
   async function check(run: LlmCampaignRun, name: string): Promise<void> {
     assert.equal(run.final.status, 'completed');
-    assert.deepEqual(run.manifests.map((m) => m.data.served?.actor.name), [0, 1, 2].map((k) => `${name}-p${k}-actor`));
+    assert.deepEqual(
+      run.manifests.map((m) => m.data.served?.actor.name),
+      [0, 1, 2].map((k) => `${name}-p${k}-actor`),
+    );
     const scratch = await mkdtemp(join(tmpdir(), 'webrl-llm-check-'));
     try {
       for (const manifest of run.manifests) {
@@ -79,7 +82,11 @@ describe('an LLM campaign serves each phase’s trained actor to the phases afte
 
   test('a SIGKILL of the worker in deployModels: the campaign completes, each adapter loaded once, manifests equal the uninterrupted run', async () => {
     assert.ok(uninterrupted, 'the uninterrupted run (the test before) is missing');
-    const run = await runLlmCampaign(stack, client, 'llm-lora', 'vllm-lora', { prefix: 'llm-lora-crashed/', crashInDeployOfPhase: 1, like: uninterrupted.config });
+    const run = await runLlmCampaign(stack, client, 'llm-lora', 'vllm-lora', {
+      prefix: 'llm-lora-crashed/',
+      crashInDeployOfPhase: 1,
+      like: uninterrupted.config,
+    });
     try {
       await check(run, 'llm-lora');
       const reference = new ArtifactStore(uninterrupted.config.s3, stack.secrets.s3);

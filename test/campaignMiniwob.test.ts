@@ -60,10 +60,16 @@ describe('a campaign on MiniWoB++', () => {
       // Waits for the workflow's own result: the campaign completes (or the test fails on its failure).
       const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
       assert.equal(final.status, 'completed', JSON.stringify(final.failure));
-      assert.deepEqual(final.history.map((h) => h.phase), [0, 1]);
+      assert.deepEqual(
+        final.history.map((h) => h.phase),
+        [0, 1],
+      );
 
       const manifests = await readPhaseManifests(store, NAME);
-      assert.deepEqual(manifests.map((m) => m.data.phase), [0, 1]);
+      assert.deepEqual(
+        manifests.map((m) => m.data.phase),
+        [0, 1],
+      );
       const readJsonl = async <T>(key: string) => {
         const rows: T[] = [];
         for await (const row of store.readJsonl<T>(key)) rows.push(row);

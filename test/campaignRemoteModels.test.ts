@@ -38,7 +38,17 @@ import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';
-import { chatCompletion, echoCompletion, promptLogprobsCompletion, readActorPrompt, startServer, textCompletion, type RecordedRequest, type Reply, type TestServer } from './models/fixtures/servers';
+import {
+  chatCompletion,
+  echoCompletion,
+  promptLogprobsCompletion,
+  readActorPrompt,
+  startServer,
+  textCompletion,
+  type RecordedRequest,
+  type Reply,
+  type TestServer,
+} from './models/fixtures/servers';
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
 const MODEL = 'webrl-llama-test';
@@ -213,7 +223,12 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       observation: page(intent),
     });
     const replayRow = (taskId: string, intent: string): ExperienceRow => ({
-      taskId, state: state(intent), response: 'do(action="Click", element="3")', nextState: null, reward: 1, mcReturn: 1,
+      taskId,
+      state: state(intent),
+      response: 'do(action="Click", element="3")',
+      nextState: null,
+      reward: 1,
+      mcReturn: 1,
     });
     const buffer = [
       replayRow('900', 'a familiar replayed task'),
@@ -225,17 +240,36 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     for (const mode of ['echo', 'prompt_logprobs'] as const) {
       const { scope: phase, config } = await scope({ models: { actor: actorConfig(scorer.url, { mode }), trainer: TRAINER } });
       const [won, lost] = ctx.split(config.campaign.environment.worldSeed, 'train').slice(0, 2) as [WebArenaTask, WebArenaTask];
-      const rollouts: [WebArenaTask, number, string[]][] = [[won, 1, ['do(action="Click", element="1")', 'exit(message="42")']], [lost, 0, ['exit(message="N/A")']]];
+      const rollouts: [WebArenaTask, number, string[]][] = [
+        [won, 1, ['do(action="Click", element="1")', 'exit(message="42")']],
+        [lost, 0, ['exit(message="N/A")']],
+      ];
       const rewards: RewardRow[] = [];
       for (const [task, reward, responses] of rollouts) {
         const trajectoryKey = ctx.key(phase, 'rollouts', 'train', 'shard-0000', 'trajectories', `${task.task_id}.json`);
         const record: TrajectoryRecord = {
-          taskId: String(task.task_id), site: 'shopping', intent: task.intent, score: reward, graded: true, steps: responses.length, answer: null, reason: 'exit',
+          taskId: String(task.task_id),
+          site: 'shopping',
+          intent: task.intent,
+          score: reward,
+          graded: true,
+          steps: responses.length,
+          answer: null,
+          reason: 'exit',
           traceKey: `${trajectoryKey}.trace`,
           rounds: responses.map((response, t) => ({ state: state(task.intent, responses.slice(0, t)), response })),
         };
         await stack.store.putJson(trajectoryKey, record);
-        rewards.push({ taskId: record.taskId, site: 'shopping', trajectoryKey, reward, rewardFrom: 'orm', pYes: reward ? 0.9 : 0.1, score: reward, graded: true });
+        rewards.push({
+          taskId: record.taskId,
+          site: 'shopping',
+          trajectoryKey,
+          reward,
+          rewardFrom: 'orm',
+          pYes: reward ? 0.9 : 0.1,
+          score: reward,
+          graded: true,
+        });
       }
       const before = scorer.requests.length;
       const models = new RemoteActorModels(ctx);
@@ -253,10 +287,22 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       // Ranks: exp(-0.1) = 0.90 is in the band; exp(-3) is alien, exp(-0.001) mastered; 903 failed.
       assert.deepEqual([result.currentSteps, result.replayedSteps], [3, 1], mode);
       const experience = await ctx.readDataset<ExperienceRow>(result.experience);
-      assert.deepEqual(experience.map((row) => row.taskId), [String(won.task_id), String(won.task_id), String(lost.task_id), '900'], mode);
+      assert.deepEqual(
+        experience.map((row) => row.taskId),
+        [String(won.task_id), String(won.task_id), String(lost.task_id), '900'],
+        mode,
+      );
       const replay = await ctx.readDataset<ExperienceRow>(result.replayBuffer);
-      assert.deepEqual(replay.map((row) => row.taskId), ['900', '901', '902', '903', String(won.task_id), String(won.task_id)], mode);
-      assert.deepEqual((await ctx.readDataset<WebArenaTask>(result.failedTasks)).map((t) => t.task_id), [lost.task_id], mode);
+      assert.deepEqual(
+        replay.map((row) => row.taskId),
+        ['900', '901', '902', '903', String(won.task_id), String(won.task_id)],
+        mode,
+      );
+      assert.deepEqual(
+        (await ctx.readDataset<WebArenaTask>(result.failedTasks)).map((t) => t.task_id),
+        [lost.task_id],
+        mode,
+      );
       const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'replay-logprob-failures.json'));
       assert.equal(failures.length, 1, mode);
       assert.equal(failures[0]!.item, '903#3');
@@ -279,18 +325,27 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
       // The training records beside the experience: the same steps, with the exact prompt text, WebRL's
       // Monte-Carlo return and the log-probs under the actor the phase trains from.
-      const records = (await ctx.readDataset<unknown>({ ...result.experience, key: trainingRecordsKey(result.experience.key) })).map((row) => trainingRecordSchema.parse(row));
+      const records = (await ctx.readDataset<unknown>({ ...result.experience, key: trainingRecordsKey(result.experience.key) })).map((row) =>
+        trainingRecordSchema.parse(row),
+      );
       assert.equal(records.length, experience.length, mode);
       const steps = records.filter((record) => record.kind === 'step');
-      assert.deepEqual(steps.map((record) => [record.taskId, record.source, record.step, record.done, record.reward]), [
-        [String(won.task_id), 'rollout', 0, false, 0],
-        [String(won.task_id), 'rollout', 1, true, 1],
-        [String(lost.task_id), 'rollout', 0, true, 0],
-        ['900', 'replay', 0, true, 1],
-      ], mode);
+      assert.deepEqual(
+        steps.map((record) => [record.taskId, record.source, record.step, record.done, record.reward]),
+        [
+          [String(won.task_id), 'rollout', 0, false, 0],
+          [String(won.task_id), 'rollout', 1, true, 1],
+          [String(lost.task_id), 'rollout', 0, true, 0],
+          ['900', 'replay', 0, true, 1],
+        ],
+        mode,
+      );
       const [first, second] = steps as [TrainingStepRecord, TrainingStepRecord];
       assert.equal(first.prompt, await statePrompt(prompts, experience[0]!.state));
-      assert.ok(sent.some((body) => body.prompt === `${first.prompt}${first.response}<|eot_id|>`), 'the record holds the prompt the server scored');
+      assert.ok(
+        sent.some((body) => body.prompt === `${first.prompt}${first.response}<|eot_id|>`),
+        'the record holds the prompt the server scored',
+      );
       assert.equal(first.nextPrompt, second.prompt);
       assert.equal(second.nextPrompt, null);
       assert.equal(first.id, `${first.traceId}:0`);
@@ -310,8 +365,11 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       assert.ok(log.logTail.includes(`loaded ${records.length} examples`), mode);
       assert.ok(log.logTail.includes('WEBRL_TRAIN_DATA_FORMAT=training-records'), mode);
       assert.ok(log.logTail.includes('WEBRL_TRAIN_PROMPT_FORMAT=webrl-llama3'), 'the trainer is told how the prompts were written');
-      assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_MAX_LENGTH')), 'no configured context: the trainer uses the model\'s');
-      assert.ok(log.logTail.some((line) => line.startsWith('first example: ') && line.includes('kind') && line.includes('nextPrompt')), mode);
+      assert.ok(!log.logTail.some((line) => line.startsWith('WEBRL_TRAIN_MAX_LENGTH')), "no configured context: the trainer uses the model's");
+      assert.ok(
+        log.logTail.some((line) => line.startsWith('first example: ') && line.includes('kind') && line.includes('nextPrompt')),
+        mode,
+      );
     }
   });
 
@@ -321,19 +379,45 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     await writeFile(join(dir, 'init', 'adapter_config.json'), '{"r": 4}');
     // WebRL's web_policy_sft.json shape (LLaMA-Factory sharegpt): one entry of two steps, one of one step.
     const file = join(dir, 'web_policy_sft.json');
-    await writeFile(file, JSON.stringify([
-      { conversations: [{ from: 'human', value: 'Task Instruction: Buy a lamp' }, { from: 'gpt', value: 'do(action="Click", element="3")' }, { from: 'human', value: 'Round 1' }, { from: 'gpt', value: 'exit(message="done")' }] },
-      { conversations: [{ from: 'system', value: 'You browse.' }, { from: 'human', value: 'Task Instruction: Sell eggs' }, { from: 'gpt', value: 'exit(message="sold")' }] },
-    ]));
+    await writeFile(
+      file,
+      JSON.stringify([
+        {
+          conversations: [
+            { from: 'human', value: 'Task Instruction: Buy a lamp' },
+            { from: 'gpt', value: 'do(action="Click", element="3")' },
+            { from: 'human', value: 'Round 1' },
+            { from: 'gpt', value: 'exit(message="done")' },
+          ],
+        },
+        {
+          conversations: [
+            { from: 'system', value: 'You browse.' },
+            { from: 'human', value: 'Task Instruction: Sell eggs' },
+            { from: 'gpt', value: 'exit(message="sold")' },
+          ],
+        },
+      ]),
+    );
     const tokenizer = fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url));
     const { scope: phase } = await scope({
       models: {
-        actor: { ...actorConfig('http://127.0.0.1:9'), promptFormat: 'chat-template', tokenizer, sftData: { path: file, format: 'webrl-sharegpt' }, init: { path: join(dir, 'init') } },
+        actor: {
+          ...actorConfig('http://127.0.0.1:9'),
+          promptFormat: 'chat-template',
+          tokenizer,
+          sftData: { path: file, format: 'webrl-sharegpt' },
+          init: { path: join(dir, 'init') },
+        },
         trainer: { ...TRAINER, command: `${TRAINER.command} --init {init}` },
       },
     });
     const phase0 = { ...phase, phase: 0 };
-    const state: ModelState = { intent: 'Buy a lamp', history: [], observation: { url: 'http://shop/', title: 'Shop', html: '<button id="3"> Search </button>' } } as unknown as ModelState;
+    const state: ModelState = {
+      intent: 'Buy a lamp',
+      history: [],
+      observation: { url: 'http://shop/', title: 'Shop', html: '<button id="3"> Search </button>' },
+    } as unknown as ModelState;
     const data = {
       demonstrations: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'actor-sft.jsonl'), [{ state, response: 'do(action="Click", element="3")' }]),
       criticExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'critic.jsonl'), [{ state, mcReturn: 1 }]),
@@ -341,17 +425,38 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     };
     const sft = await run(createTrainActivities({ ctx, roles: workerRoles(ctx, new RemoteActorModels(ctx)) }).trainSft, { ...phase0, ...data });
 
-    const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map((row) => trainingRecordSchema.parse(row) as TrainingStepRecord);
+    const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map(
+      (row) => trainingRecordSchema.parse(row) as TrainingStepRecord,
+    );
     const chat = (turns: string) => `${turns}<|im_start|>assistant\n`;
-    assert.deepEqual(records.map((r) => [r.source, r.prompt, r.response]), [
-      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp\n\nRound 0\n\n<button id="3"> Search </button><|im_end|>\n`), 'do(action="Click", element="3")'],
-      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n`), 'do(action="Click", element="3")'],
-      ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n<|im_start|>assistant\ndo(action="Click", element="3")<|im_end|>\n<|im_start|>user\nRound 1<|im_end|>\n`), 'exit(message="done")'],
-      ['demonstration', chat('<|im_start|>system\nYou browse.<|im_end|>\n<|im_start|>user\nTask Instruction: Sell eggs<|im_end|>\n'), 'exit(message="sold")'],
-    ]);
+    assert.deepEqual(
+      records.map((r) => [r.source, r.prompt, r.response]),
+      [
+        [
+          'demonstration',
+          chat(`<|im_start|>user\nTask Instruction: Buy a lamp\n\nRound 0\n\n<button id="3"> Search </button><|im_end|>\n`),
+          'do(action="Click", element="3")',
+        ],
+        ['demonstration', chat(`<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n`), 'do(action="Click", element="3")'],
+        [
+          'demonstration',
+          chat(
+            `<|im_start|>user\nTask Instruction: Buy a lamp<|im_end|>\n<|im_start|>assistant\ndo(action="Click", element="3")<|im_end|>\n<|im_start|>user\nRound 1<|im_end|>\n`,
+          ),
+          'exit(message="done")',
+        ],
+        ['demonstration', chat('<|im_start|>system\nYou browse.<|im_end|>\n<|im_start|>user\nTask Instruction: Sell eggs<|im_end|>\n'), 'exit(message="sold")'],
+      ],
+    );
     const log = async (key: string) => (await stack.store.getJson<{ logTail: string[] }>(`${key}.trainer-log.json`)).logTail;
     const actorLog = await log(sft.models.actor);
-    for (const line of ['loaded 4 examples', 'WEBRL_TRAIN_DATA_FORMAT=training-records', 'WEBRL_TRAIN_PROMPT_FORMAT=chat-template', 'init files: adapter_config.json']) assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
+    for (const line of [
+      'loaded 4 examples',
+      'WEBRL_TRAIN_DATA_FORMAT=training-records',
+      'WEBRL_TRAIN_PROMPT_FORMAT=chat-template',
+      'init files: adapter_config.json',
+    ])
+      assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
     // The critic reads its states as records too (the prompt alone, labelled by the return).
     assert.ok((await log(sft.models.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
   });
@@ -364,7 +469,12 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     const dir = join(stack.dir, 'critic-file');
     await mkdir(dir, { recursive: true });
     const path = join(dir, 'critic.onnx');
-    await saveModel(path, network, { kind: 'critic', seed: 5, training: { data: [], objective: 'critic', steps: 0, examples: 0, hyperparameters: {} }, metrics: {} });
+    await saveModel(path, network, {
+      kind: 'critic',
+      seed: 5,
+      training: { data: [], objective: 'critic', steps: 0, examples: 0, hyperparameters: {} },
+      metrics: {},
+    });
 
     const { scope: phase, config } = await scope({ models: { critic: { backend: 'onnx-file', path } } });
     // Tasks of different templates, all starting on the shopping home page: one page, several intents.
@@ -399,14 +509,25 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
     const models = new ModelCache(ctx);
     const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, models) });
-    const result = await run(activities.filterTasksByCritic, { ...phase, candidates: await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates), critic: 'campaigns/nowhere/critic.onnx', band: [low, 1] });
+    const result = await run(activities.filterTasksByCritic, {
+      ...phase,
+      candidates: await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates),
+      critic: 'campaigns/nowhere/critic.onnx',
+      band: [low, 1],
+    });
     const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
-    assert.deepEqual(kept.map((t) => t.task_id), candidates.filter((_, i) => best[i]! >= low).map((t) => t.task_id));
+    assert.deepEqual(
+      kept.map((t) => t.task_id),
+      candidates.filter((_, i) => best[i]! >= low).map((t) => t.task_id),
+    );
     assert.equal(kept.length, 2);
     const recorded = await stack.store.getJson<{ taskId: number; v1: number; v2: number; value: number }[]>(ctx.key(phase, 'tasks', 'critic-values.json'));
     recorded.forEach((v, i) => {
       assert.equal(v.taskId, candidates[i]!.task_id);
-      assert.ok(Math.abs(v.v1 - expected[i]!.v1) < 1e-5 && Math.abs(v.v2 - expected[i]!.v2) < 1e-5, `task ${v.taskId}: ${JSON.stringify(v)} vs ${JSON.stringify(expected[i])}`);
+      assert.ok(
+        Math.abs(v.v1 - expected[i]!.v1) < 1e-5 && Math.abs(v.v2 - expected[i]!.v2) < 1e-5,
+        `task ${v.taskId}: ${JSON.stringify(v)} vs ${JSON.stringify(expected[i])}`,
+      );
     });
     const mean = expected.reduce((sum, v) => sum + v.value, 0) / expected.length;
     assert.ok(Math.abs(result.meanValue - mean) < 1e-5, `mean critic value ${result.meanValue} vs ${mean}`);
@@ -423,10 +544,17 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     const chat = { baseUrl: `${generator.url}/v1`, model: MODEL, maxAttempts: 1, retryDelayMs: 0, timeoutMs: 5_000 };
     const { scope: phase, config } = await scope({
       campaign: { environment: { maxSteps: 4 } },
-      models: { actor: actorConfig(actor.url), trainer: TRAINER, taskGenerator: { backend: 'chat', ...chat, turns: 1, tasksPerTurn: 1, fillWithEmbedded: false } },
+      models: {
+        actor: actorConfig(actor.url),
+        trainer: TRAINER,
+        taskGenerator: { backend: 'chat', ...chat, turns: 1, tasksPerTurn: 1, fillWithEmbedded: false },
+      },
     });
     // The generated task, as the chat generator makes it in a real phase.
-    const failed = ctx.split(config.campaign.environment.worldSeed, 'train').filter((t) => t.start_url === '__SHOPPING__').slice(0, 1);
+    const failed = ctx
+      .split(config.campaign.environment.worldSeed, 'train')
+      .filter((t) => t.start_url === '__SHOPPING__')
+      .slice(0, 1);
     const failedTasks = await ctx.writeDataset(ctx.key(phase, 'failed.jsonl'), failed);
     const generated = await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 1, curriculum: true });
     const [task] = await ctx.readDataset<WebArenaTask>(generated);
@@ -434,7 +562,16 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     assert.equal('eval' in task!, false, 'the generated task has no evaluator');
 
     const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, new RemoteActorModels(ctx)) });
-    const result = await run(activities.runRolloutShard, { ...phase, purpose: 'train', tasks: generated, shard: 0, offset: 0, limit: 1, actor: NO_ACTOR, temperature: 1 });
+    const result = await run(activities.runRolloutShard, {
+      ...phase,
+      purpose: 'train',
+      tasks: generated,
+      shard: 0,
+      offset: 0,
+      limit: 1,
+      actor: NO_ACTOR,
+      temperature: 1,
+    });
     const [only] = await trajectories(result.trajectories);
     // The same actions score 1 on the evaluated "Search for" task above; here there is no ground truth.
     assert.deepEqual([only!.record.score, only!.record.graded, only!.record.reason, only!.record.steps, only!.record.answer], [0, false, 'exit', 2, 'Done']);

@@ -57,7 +57,14 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       campaign: {
         phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 1 },
         environment: { testTasks: 2, demonstrationTasks: 4 },
-        training: { sftEpochs: 1, ormEpochs: 1, criticEpochs: 1, actorEpochs: 1, batchSize: 8, learningRates: { 'actor-sft': 1e-2, 'actor-webrl': 1e-2, critic: 1e-3, orm: 1e-3 } },
+        training: {
+          sftEpochs: 1,
+          ormEpochs: 1,
+          criticEpochs: 1,
+          actorEpochs: 1,
+          batchSize: 8,
+          learningRates: { 'actor-sft': 1e-2, 'actor-webrl': 1e-2, critic: 1e-3, orm: 1e-3 },
+        },
       },
       // vLLM dies at the first request for phase 0's adapter and comes back without it.
       async whileRunning() {
@@ -75,11 +82,22 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       console.log(`campaign: ${((Date.now() - started) / 1000).toFixed(1)} s`);
       assert.ok(restarted);
       assert.equal(run.final.status, 'completed', JSON.stringify(run.final));
-      assert.deepEqual(run.manifests.map((m) => m.data.served?.actor.name), names);
+      assert.deepEqual(
+        run.manifests.map((m) => m.data.served?.actor.name),
+        names,
+      );
       const requests = server.requests;
       const loads = requests.filter((r) => r.path === '/v1/load_lora_adapter' && r.status === 200);
-      assert.deepEqual(loads.map((r) => r.loraName), [names[0], names[0], names[1], names[2]], 'each phase’s adapter loaded once, phase 0’s again after the restart');
-      assert.deepEqual(requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]), [[names[0], 200]], 'phase 0 unloaded once phase 2 is served');
+      assert.deepEqual(
+        loads.map((r) => r.loraName),
+        [names[0], names[0], names[1], names[2]],
+        'each phase’s adapter loaded once, phase 0’s again after the restart',
+      );
+      assert.deepEqual(
+        requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]),
+        [[names[0], 200]],
+        'phase 0 unloaded once phase 2 is served',
+      );
 
       // The adapter loaded under each phase's name is, file by file, the checkpoint webrl-torch stored.
       const stored: string[] = [];
@@ -90,7 +108,8 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
         await downloadCheckpoint(run.store, served.checkpoint, dir);
         const files = await sha256Files(dir);
         assert.ok('adapter_model.safetensors' in files && 'adapter_config.json' in files, Object.keys(files).join(', '));
-        for (const load of loads.filter((r) => r.loraName === served.name)) assert.deepEqual(load.files, files, `${served.name} is byte for byte the trainer's output`);
+        for (const load of loads.filter((r) => r.loraName === served.name))
+          assert.deepEqual(load.files, files, `${served.name} is byte for byte the trainer's output`);
         stored.push(dir);
       }
 
@@ -106,20 +125,31 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       }
       for (const name of names) assert.ok((byPhase.get(name) ?? 0) > 0, `generations under ${name}: ${JSON.stringify([...byPhase])}`);
       // The records' log-probs came back through echo from a BOS-adding tokenizer: none failed.
-      assert.ok(requests.some((r) => r.echo && r.status === 200), 'log-probs were scored by echo');
+      assert.ok(
+        requests.some((r) => r.echo && r.status === 200),
+        'log-probs were scored by echo',
+      );
       for (const k of [1, 2]) {
         let rollouts = 0;
         for await (const { key } of run.store.list(`campaigns/${NAME}/phase-${k}/rollouts/train/`)) if (/\/trajectories\/[^/]+\.json$/.test(key)) rollouts++;
         assert.equal(rollouts, 2, `phase ${k} rolled out both tasks`);
         // Every step was scored, but those where the random model said nothing (no tokens to score).
         const failures = (await run.store.tryGetJson<{ reason: string }[]>(`campaigns/${NAME}/phase-${k}/replay-logprob-failures.json`)) ?? [];
-        assert.deepEqual(failures.filter((f) => f.reason !== 'an empty action has no tokens to score'), [], `phase ${k} scored every record`);
+        assert.deepEqual(
+          failures.filter((f) => f.reason !== 'an empty action has no tokens to score'),
+          [],
+          `phase ${k} scored every record`,
+        );
       }
 
       // On a fixed prompt, phase 1's adapter changes the log-probs of phase 0's (loaded again from the
       // store: the server unloaded it) and phase 0's those of the base model.
       const post = async (path: string, body: object) => {
-        const response = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const response = await fetch(`${server.baseUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         const text = await response.text();
         assert.equal(response.status, 200, text);
         return path === '/completions' ? JSON.parse(text) : text; // vLLM's load answer is a plain sentence

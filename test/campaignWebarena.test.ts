@@ -61,12 +61,17 @@ describe('a webarena-mode campaign against served sites', () => {
     client = await stack.client();
     Object.assign(process.env, served.credentials);
     // Task files as a user exports them, cut to a few tasks per site (most of them on the forum).
-    for (const [split, perSite] of [['train', { reddit: 6, other: 2 }], ['test', { reddit: 1, other: 1 }]] as const) {
+    for (const [split, perSite] of [
+      ['train', { reddit: 6, other: 2 }],
+      ['test', { reddit: 1, other: 1 }],
+    ] as const) {
       const file = join(dir, `${split}.json`);
       const result = await runWebrl(['env', 'export', '--split', split, '--out', file]);
       assert.equal(result.code, 0, result.output);
       const tasks = JSON.parse(await readFile(file, 'utf8')) as WebArenaTask[];
-      const cut = EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites.length === 1 && t.sites[0] === site).slice(0, site === 'reddit' ? perSite.reddit : perSite.other));
+      const cut = EMBEDDED_SITE_NAMES.flatMap((site) =>
+        tasks.filter((t) => t.sites.length === 1 && t.sites[0] === site).slice(0, site === 'reddit' ? perSite.reddit : perSite.other),
+      );
       await writeFile(file, JSON.stringify(cut));
     }
   });
@@ -130,7 +135,18 @@ describe('a webarena-mode campaign against served sites', () => {
           },
         },
       },
-      models: { taskGenerator: { backend: 'chat', baseUrl: `${generator.url}/v1`, model: 'generator', turns: 1, tasksPerTurn: 4, fillWithEmbedded: false, maxAttempts: 1, retryDelayMs: 0 } },
+      models: {
+        taskGenerator: {
+          backend: 'chat',
+          baseUrl: `${generator.url}/v1`,
+          model: 'generator',
+          turns: 1,
+          tasksPerTurn: 4,
+          fillWithEmbedded: false,
+          maxAttempts: 1,
+          retryDelayMs: 0,
+        },
+      },
       async whileRunning(handle) {
         firstRunId = handle.firstExecutionRunId;
         const waiting = await waitFor('phase 1 to stop running', async () => {
@@ -157,7 +173,10 @@ describe('a webarena-mode campaign against served sites', () => {
     });
     try {
       assert.equal(run.final.status, 'completed');
-      assert.deepEqual(run.final.history.map((h) => h.phase), [0, 1]);
+      assert.deepEqual(
+        run.final.history.map((h) => h.phase),
+        [0, 1],
+      );
 
       // Phase 1 trained on the generator's tasks, each rolled out once on the forum.
       const generation = await run.store.getJson<{ generated: number }>(`campaigns/${NAME}/phase-1/tasks/generation.json`);
@@ -170,10 +189,15 @@ describe('a webarena-mode campaign against served sites', () => {
       // 1's evaluation, the forum is as seeded again.
       const seen = (actorOf: RegExp) => looks.find((l) => l.intent === forumTest && actorOf.test(l.model));
       const seeded = seen(/-p0-actor$/)!.upvoted;
-      assert.deepEqual(phase1.map((l) => l.upvoted), [1, 2, 3, 4].map((n) => seeded + n));
+      assert.deepEqual(
+        phase1.map((l) => l.upvoted),
+        [1, 2, 3, 4].map((n) => seeded + n),
+      );
       assert.equal(seen(/-p1-actor$/)?.upvoted, seeded, "phase 1's votes are gone after the reset");
       const dropped = (site: string) =>
-        [...served.process.output().matchAll(new RegExp(`reset ${site}: seeded state restored \\((\\d+) changed rows dropped\\)`, 'g'))].map((m) => Number(m[1]));
+        [...served.process.output().matchAll(new RegExp(`reset ${site}: seeded state restored \\((\\d+) changed rows dropped\\)`, 'g'))].map((m) =>
+          Number(m[1]),
+        );
       assert.equal(dropped('reddit')[1], 1 + phase1.length, "the forum's second reset dropped phase 0's evaluation vote and phase 1's");
 
       for (const site of EMBEDDED_SITE_NAMES) {
@@ -182,19 +206,30 @@ describe('a webarena-mode campaign against served sites', () => {
         // gitlab's once at the start of each phase: not again when retry-phase reran phase 1's start.
         assert.equal(health.resets, 2, `${site} was reset ${site === 'gitlab' ? 'at the start of' : 'before the evaluation of'} each phase, once`);
       }
-      assert.ok(EMBEDDED_SITE_NAMES.some((site) => (dropped(site)[0] ?? 0) > 0), 'the demonstrations wrote to the sites');
+      assert.ok(
+        EMBEDDED_SITE_NAMES.some((site) => (dropped(site)[0] ?? 0) > 0),
+        'the demonstrations wrote to the sites',
+      );
       // No password reached either run's history (payloads read as text) or the sites' log.
       const runs = [client.workflow.getHandle(campaignWorkflowId(NAME), firstRunId), client.workflow.getHandle(campaignWorkflowId(NAME))];
       const histories = (await Promise.all(runs.map((handle) => handle.fetchHistory()))).flatMap((history) => historyText(history)).join('\n');
       assert.match(histories, /prepareEnvironment/);
-      assert.match(histories, /nextPhase/, "the histories are read as text");
+      assert.match(histories, /nextPhase/, 'the histories are read as text');
       for (const password of served.passwords) {
         assert.ok(!histories.includes(password), 'a password in a history');
         assert.ok(!served.process.output().includes(password), 'a password in the sites log');
       }
       if (process.env.WEBRL_RECORD_HISTORIES) {
         const [first, last] = await Promise.all(runs.map((handle) => handle.describe()));
-        await recordHistories(stack, NAME, [{ runId: first!.runId, phase: 0 }, { runId: last!.runId, phase: 1 }], process.env.WEBRL_RECORD_HISTORIES);
+        await recordHistories(
+          stack,
+          NAME,
+          [
+            { runId: first!.runId, phase: 0 },
+            { runId: last!.runId, phase: 1 },
+          ],
+          process.env.WEBRL_RECORD_HISTORIES,
+        );
       }
     } finally {
       await run.close();

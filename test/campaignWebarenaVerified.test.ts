@@ -59,7 +59,10 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
     client = await stack.client();
     Object.assign(process.env, served.credentials);
     // Task files as a user exports them, cut to a few tasks per site.
-    for (const [split, perSite] of [['train', 1], ['test', 1]] as const) {
+    for (const [split, perSite] of [
+      ['train', 1],
+      ['test', 1],
+    ] as const) {
       const file = join(dir, `${split}.json`);
       const result = await runWebrl(['env', 'export', '--split', split, '--format', 'webarena-verified', '--out', file]);
       assert.equal(result.code, 0, result.output);
@@ -114,7 +117,10 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       const handle = await startCampaign(client, store, config);
       const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
       assert.equal(final.status, 'completed', JSON.stringify(final.failure));
-      assert.deepEqual(final.history.map((h) => h.phase), [0, 1]);
+      assert.deepEqual(
+        final.history.map((h) => h.phase),
+        [0, 1],
+      );
 
       const records: { key: string; record: TrajectoryRecord }[] = [];
       for await (const { key } of store.list(`campaigns/${NAME}/`)) {
@@ -131,7 +137,10 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
         const harKey = record.files?.['network.har'];
         assert.ok(harKey, `${key} stored no network trace`);
         const har = await store.getJson<{ log: { entries: { request: { url: string; headers: { name: string }[] } }[] } }>(harKey);
-        assert.ok(har.log.entries.some((entry) => entry.request.url.startsWith(served.origins[record.site as EmbeddedSiteName])), `${harKey} has no request to ${record.site}`);
+        assert.ok(
+          har.log.entries.some((entry) => entry.request.url.startsWith(served.origins[record.site as EmbeddedSiteName])),
+          `${harKey} has no request to ${record.site}`,
+        );
         for (const entry of har.log.entries) assert.ok(!entry.request.headers.some((h) => /cookie/i.test(h.name)), `${harKey} keeps a cookie`);
       }
       for (const { record } of oracle) assert.equal(record.score, 1, `the oracle failed ${record.taskId}: ${JSON.stringify(record.evaluation)}`);
@@ -140,13 +149,21 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       const report = await writeHtmlReport(store, NAME, join(dir, 'report'));
       const pages = await readdir(join(dir, 'report', 'trajectories'));
       assert.ok(report && report.trajectories > 0 && pages.length === report.trajectories);
-      const linked = await Promise.all(pages.map(async (page) => /<a href="\.\.\/(files\/[^"]+network\.har)">network\.har<\/a>/.exec(await readFile(join(dir, 'report', 'trajectories', page), 'utf8'))?.[1]));
+      const linked = await Promise.all(
+        pages.map(
+          async (page) =>
+            /<a href="\.\.\/(files\/[^"]+network\.har)">network\.har<\/a>/.exec(await readFile(join(dir, 'report', 'trajectories', page), 'utf8'))?.[1],
+        ),
+      );
       assert.ok(linked.every(Boolean), 'every trajectory page links its network trace');
       for (const file of linked) assert.ok(JSON.parse(await readFile(join(dir, 'report', file!), 'utf8')).log.entries.length > 0);
 
       // Each site was restarted before each evaluation (phases 0 and 1), each restart followed by its status.
       for (const site of EMBEDDED_SITE_NAMES) {
-        assert.deepEqual(calls.filter((call) => call.startsWith(`${site} `)), Array.from({ length: 2 }, () => [`${site} POST /restart?wait=1`, `${site} GET /status`]).flat());
+        assert.deepEqual(
+          calls.filter((call) => call.startsWith(`${site} `)),
+          Array.from({ length: 2 }, () => [`${site} POST /restart?wait=1`, `${site} GET /status`]).flat(),
+        );
       }
     } finally {
       stop.abort();

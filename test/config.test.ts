@@ -61,35 +61,153 @@ describe('configuration', () => {
     ['critic band upside down', { campaign: { phase: { criticBand: [0.8, 0.1] } } }, 'campaign.phase.criticBand: expected [low, high]'],
     ['TLS flag not boolean', { temporal: { tls: { enabled: 'yes' } } }, 'temporal.tls.enabled'],
     ['settings not an object', [1, 2], '(root)'],
-    ['API key in a model endpoint', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'sk-abc' } } }, 'models.orm.apiKey: secrets are not accepted in config files; set WEBRL_LLM_API_KEY (or OPENAI_API_KEY)'],
-    ['critic token in the file', { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', token: 't' } } }, 'models.critic.token: secrets are not accepted in config files; set WEBRL_CRITIC_API_KEY'],
+    [
+      'API key in a model endpoint',
+      { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', apiKey: 'sk-abc' } } },
+      'models.orm.apiKey: secrets are not accepted in config files; set WEBRL_LLM_API_KEY (or OPENAI_API_KEY)',
+    ],
+    [
+      'critic token in the file',
+      { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', token: 't' } } },
+      'models.critic.token: secrets are not accepted in config files; set WEBRL_CRITIC_API_KEY',
+    ],
     ['unknown reward source', { campaign: { reward: 'critic' } }, 'campaign.reward'],
-    ['learning rate for an unknown objective', { campaign: { training: { learningRates: { actor: 0.01 } } } }, 'campaign.training.learningRates.actor: unknown field'],
+    [
+      'learning rate for an unknown objective',
+      { campaign: { training: { learningRates: { actor: 0.01 } } } },
+      'campaign.training.learningRates.actor: unknown field',
+    ],
     ['negative learning rate', { campaign: { training: { learningRates: { 'actor-webrl': -1 } } } }, 'campaign.training.learningRates.actor-webrl'],
     ['unknown model backend', { models: { orm: { backend: 'gpt' } } }, 'models.orm.backend'],
-    ['action targets not boolean', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', actionTargets: 'yes' } } }, 'models.orm.actionTargets'],
+    [
+      'action targets not boolean',
+      { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', actionTargets: 'yes' } } },
+      'models.orm.actionTargets',
+    ],
     ['chat ORM without a model', { models: { orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1' } } }, 'models.orm.model'],
     ['endpoint URL not http', { models: { feasibility: { backend: 'chat', baseUrl: 'ftp://x/v1', model: 'm' } } }, 'models.feasibility.baseUrl'],
-    ['file path on an http critic', { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', path: 'c.onnx' } } }, 'models.critic.path: unknown field'],
-    ['zero concurrency', { models: { taskGenerator: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', concurrency: 0 } } }, 'models.taskGenerator.concurrency'],
-    ['trainer command without {out}', { models: { trainer: { backend: 'external', command: 'train --data {data}' } } }, 'models.trainer.command: the command must name {out}'],
-    ['trainer command with an unknown placeholder', { models: { trainer: { backend: 'external', command: 'train {data} {out} {gpu}' } } }, 'models.trainer.command: unknown placeholder {gpu}'],
-    ['remote actor with the embedded trainer', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } }, 'models.actor.backend: a completions actor needs models.trainer.backend: external'],
-    ['serving an embedded actor', { models: { serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {checkpoint} {name}' } } }, 'models.serving.backend: serving deploys a completions actor'],
-    ['vllm-lora on a shared directory without one', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1' } } }, 'models.serving.sharedDir: adapterLocation shared-dir needs sharedDir'],
-    ['adapters from s3 with vLLM', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', adapterLocation: 's3' } } }, 'models.serving.adapterLocation: vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader'],
-    ['a trainer rank above the server’s', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --lora-rank 64' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters' } } }, "models.trainer.command: --lora-rank 64 is above the server's --max-lora-rank 16 (models.serving.maxLoraRank): vLLM would refuse every adapter"],
-    ['a full fine-tune served by runtime LoRA', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --full-finetune' }, serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters', maxLoraRank: 64 } } }, 'models.trainer.command: the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters'],
-    ['a local model with the embedded actor', { stack: { llm: { model: 'SmolLM2-135M-Instruct' } } }, 'stack.llm: the served model is the actor: models.actor.backend must be completions'],
+    [
+      'file path on an http critic',
+      { models: { critic: { backend: 'http', baseUrl: 'http://127.0.0.1:8100', path: 'c.onnx' } } },
+      'models.critic.path: unknown field',
+    ],
+    [
+      'zero concurrency',
+      { models: { taskGenerator: { backend: 'chat', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm', concurrency: 0 } } },
+      'models.taskGenerator.concurrency',
+    ],
+    [
+      'trainer command without {out}',
+      { models: { trainer: { backend: 'external', command: 'train --data {data}' } } },
+      'models.trainer.command: the command must name {out}',
+    ],
+    [
+      'trainer command with an unknown placeholder',
+      { models: { trainer: { backend: 'external', command: 'train {data} {out} {gpu}' } } },
+      'models.trainer.command: unknown placeholder {gpu}',
+    ],
+    [
+      'remote actor with the embedded trainer',
+      { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' } } },
+      'models.actor.backend: a completions actor needs models.trainer.backend: external',
+    ],
+    [
+      'serving an embedded actor',
+      { models: { serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {checkpoint} {name}' } } },
+      'models.serving.backend: serving deploys a completions actor',
+    ],
+    [
+      'vllm-lora on a shared directory without one',
+      {
+        models: {
+          actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' },
+          trainer: { backend: 'external', command: 't {data} {out}' },
+          serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1' },
+        },
+      },
+      'models.serving.sharedDir: adapterLocation shared-dir needs sharedDir',
+    ],
+    [
+      'adapters from s3 with vLLM',
+      {
+        models: {
+          actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' },
+          trainer: { backend: 'external', command: 't {data} {out}' },
+          serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', adapterLocation: 's3' },
+        },
+      },
+      'models.serving.adapterLocation: vLLM loads adapters from a path on its own disk (else a hub id) and has no s3 loader',
+    ],
+    [
+      'a trainer rank above the server’s',
+      {
+        models: {
+          actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' },
+          trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --lora-rank 64' },
+          serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters' },
+        },
+      },
+      "models.trainer.command: --lora-rank 64 is above the server's --max-lora-rank 16 (models.serving.maxLoraRank): vLLM would refuse every adapter",
+    ],
+    [
+      'a full fine-tune served by runtime LoRA',
+      {
+        models: {
+          actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' },
+          trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --full-finetune' },
+          serving: { backend: 'vllm-lora', baseUrl: 'http://127.0.0.1:8000/v1', sharedDir: '/srv/adapters', maxLoraRank: 64 },
+        },
+      },
+      'models.trainer.command: the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters',
+    ],
+    [
+      'a local model with the embedded actor',
+      { stack: { llm: { model: 'SmolLM2-135M-Instruct' } } },
+      'stack.llm: the served model is the actor: models.actor.backend must be completions',
+    ],
     ['a local model the project does not provision', { stack: { llm: { model: 'Llama-3.1-8B-Instruct' } } }, 'stack.llm.model'],
-    ['deploy command with an unknown placeholder', { models: { actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' }, trainer: { backend: 'external', command: 't {data} {out}' }, serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {out}' } } }, 'models.serving.command: unknown placeholder {out}'],
-    ['chat-template without the tokenizer files', { models: { actor: { ...completions, promptFormat: 'chat-template' }, trainer } }, 'models.actor.tokenizer: promptFormat chat-template renders the model\'s own template'],
-    ['chat-template from a directory without a template', { models: { actor: { ...completions, promptFormat: 'chat-template', tokenizer: '/nonexistent-model' }, trainer } }, 'models.actor.tokenizer: cannot read /nonexistent-model/tokenizer_config.json'],
+    [
+      'deploy command with an unknown placeholder',
+      {
+        models: {
+          actor: { backend: 'completions', baseUrl: 'http://127.0.0.1:8000/v1', model: 'm' },
+          trainer: { backend: 'external', command: 't {data} {out}' },
+          serving: { backend: 'command', baseUrl: 'http://127.0.0.1:8000/v1', command: 'deploy {out}' },
+        },
+      },
+      'models.serving.command: unknown placeholder {out}',
+    ],
+    [
+      'chat-template without the tokenizer files',
+      { models: { actor: { ...completions, promptFormat: 'chat-template' }, trainer } },
+      "models.actor.tokenizer: promptFormat chat-template renders the model's own template",
+    ],
+    [
+      'chat-template from a directory without a template',
+      { models: { actor: { ...completions, promptFormat: 'chat-template', tokenizer: '/nonexistent-model' }, trainer } },
+      'models.actor.tokenizer: cannot read /nonexistent-model/tokenizer_config.json',
+    ],
     ['an unknown prompt format', { models: { actor: { ...completions, promptFormat: 'alpaca' }, trainer } }, 'models.actor.promptFormat'],
-    ['a context no larger than maxTokens', { models: { actor: { ...completions, contextTokens: 2048 }, trainer } }, 'models.actor.contextTokens: the context (2048 tokens) must exceed maxTokens (2048)'],
-    ['no oracle demonstrations and nothing else to start from', { models: { actor: { ...completions, oracleDemonstrations: false }, trainer } }, 'models.actor.oracleDemonstrations: without oracle demonstrations phase 0 needs an SFT data file'],
-    ['SFT data with both a path and a key', { models: { actor: { ...completions, sftData: { path: 'a.json', key: 'k', format: 'webrl-sharegpt' } }, trainer } }, 'models.actor.sftData: expected exactly one of path'],
-    ['SFT data in an unknown format', { models: { actor: { ...completions, sftData: { path: 'a.json', format: 'alpaca' } }, trainer } }, 'models.actor.sftData.format'],
+    [
+      'a context no larger than maxTokens',
+      { models: { actor: { ...completions, contextTokens: 2048 }, trainer } },
+      'models.actor.contextTokens: the context (2048 tokens) must exceed maxTokens (2048)',
+    ],
+    [
+      'no oracle demonstrations and nothing else to start from',
+      { models: { actor: { ...completions, oracleDemonstrations: false }, trainer } },
+      'models.actor.oracleDemonstrations: without oracle demonstrations phase 0 needs an SFT data file',
+    ],
+    [
+      'SFT data with both a path and a key',
+      { models: { actor: { ...completions, sftData: { path: 'a.json', key: 'k', format: 'webrl-sharegpt' } }, trainer } },
+      'models.actor.sftData: expected exactly one of path',
+    ],
+    [
+      'SFT data in an unknown format',
+      { models: { actor: { ...completions, sftData: { path: 'a.json', format: 'alpaca' } }, trainer } },
+      'models.actor.sftData.format',
+    ],
     ['an init that is neither a path nor a key', { models: { actor: { ...completions, init: { url: 'http://x' } }, trainer } }, 'models.actor.init'],
   ];
   for (const [what, raw, expected] of invalid) {
@@ -100,9 +218,24 @@ describe('configuration', () => {
 
   test('a completions actor writes the released prompt by default; chat-template reads the model’s tokenizer files', () => {
     const actor = (extra: object) => parseConfig({ models: { actor: { ...completions, ...extra }, trainer } }).models.actor;
-    assert.deepEqual(pick(actor({}), ['promptFormat', 'contextTokens', 'oracleDemonstrations']), { promptFormat: 'webrl-llama3', contextTokens: 'server', oracleDemonstrations: true });
-    const chat = actor({ promptFormat: 'chat-template', tokenizer: fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url)), contextTokens: 8192, sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' }, init: { key: 'models/sft' } });
-    assert.deepEqual(pick(chat, ['promptFormat', 'contextTokens', 'sftData', 'init']), { promptFormat: 'chat-template', contextTokens: 8192, sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' }, init: { key: 'models/sft' } });
+    assert.deepEqual(pick(actor({}), ['promptFormat', 'contextTokens', 'oracleDemonstrations']), {
+      promptFormat: 'webrl-llama3',
+      contextTokens: 'server',
+      oracleDemonstrations: true,
+    });
+    const chat = actor({
+      promptFormat: 'chat-template',
+      tokenizer: fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url)),
+      contextTokens: 8192,
+      sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' },
+      init: { key: 'models/sft' },
+    });
+    assert.deepEqual(pick(chat, ['promptFormat', 'contextTokens', 'sftData', 'init']), {
+      promptFormat: 'chat-template',
+      contextTokens: 8192,
+      sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' },
+      init: { key: 'models/sft' },
+    });
   });
 
   test('an invalid environment override names the variable', () => {
@@ -167,29 +300,65 @@ describe('configuration', () => {
     assert.deepEqual(parseConfig({ models: { actor, trainer } }).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 });
     const chosen = parseConfig({ campaign: { environment: { observation: { profile: 'default', minWaitMs: 100 } } }, models: { actor, trainer } });
     assert.deepEqual(chosen.campaign.environment.observation, { profile: 'default', minWaitMs: 100 });
-    assert.deepEqual(parseConfig({ campaign: { environment: { observation: { profile: 'webrl' } } } }).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 });
+    assert.deepEqual(parseConfig({ campaign: { environment: { observation: { profile: 'webrl' } } } }).campaign.environment.observation, {
+      profile: 'webrl',
+      minWaitMs: 500,
+    });
     assert.match(rejection({ campaign: { environment: { observation: { profile: 'reference' } } } }), /campaign\.environment\.observation\.profile/);
-    assert.deepEqual(parseConfig(parseConfig({ models: { actor, trainer } })).campaign.environment.observation, { profile: 'webrl', minWaitMs: 500 }, 'a resolved config parses to itself');
+    assert.deepEqual(
+      parseConfig(parseConfig({ models: { actor, trainer } })).campaign.environment.observation,
+      { profile: 'webrl', minWaitMs: 500 },
+      'a resolved config parses to itself',
+    );
   });
 
   test('campaign.environment is the union of the registered backends: each member its own settings, the first the default', () => {
-    assert.deepEqual(BACKENDS.map((backend) => backend.name), ['embedded', 'webarena', 'miniwob']);
+    assert.deepEqual(
+      BACKENDS.map((backend) => backend.name),
+      ['embedded', 'webarena', 'miniwob'],
+    );
     const embedded = parseConfig({ campaign: { environment: { worldSeed: 7 } } }).campaign.environment;
     assert.equal(embedded.backend, 'embedded');
     assert.equal(backendOf(parseConfig({})).backend.name, 'embedded');
     // Key order (what the frozen config's bytes and their sha256 depend on): backend, its section, the shared fields.
     const tasks = { train: { path: 'train.json' }, test: { key: 'tasks/test.json' } };
-    const webarena = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks } } } }).campaign.environment;
-    assert.deepEqual(Object.keys(webarena), ['backend', 'webarena', 'worldSeed', 'testTasks', 'demonstrationTasks', 'maxSteps', 'episodeDeadlineSeconds', 'screenshotRate', 'observation']);
+    const webarena = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks } } } }).campaign
+      .environment;
+    assert.deepEqual(Object.keys(webarena), [
+      'backend',
+      'webarena',
+      'worldSeed',
+      'testTasks',
+      'demonstrationTasks',
+      'maxSteps',
+      'episodeDeadlineSeconds',
+      'screenshotRate',
+      'observation',
+    ]);
     assert.deepEqual(Object.keys(embedded), ['backend', ...Object.keys(webarena).slice(2)]);
-    assert.match(rejection({ campaign: { environment: { backend: 'mini' } } }), /campaign\.environment\.backend: Invalid option: expected one of "embedded"\|"webarena"\|"miniwob"/);
+    assert.match(
+      rejection({ campaign: { environment: { backend: 'mini' } } }),
+      /campaign\.environment\.backend: Invalid option: expected one of "embedded"\|"webarena"\|"miniwob"/,
+    );
     const miniwob = parseConfig({ campaign: { environment: { backend: 'miniwob', miniwob: { taskTypes: ['click-button'] } } } }).campaign.environment;
     assert.deepEqual(Object.keys(miniwob), ['backend', 'miniwob', ...Object.keys(webarena).slice(2)]);
     const overlapping = { backend: 'miniwob', miniwob: { seeds: { train: { from: 0, to: 20 }, test: { from: 10, to: 30 } }, taskTypes: ['no-such-task'] } };
-    assert.match(rejection({ campaign: { environment: overlapping } }), /campaign\.environment\.miniwob\.seeds: the train seeds \[0, 20\) and the test seeds \[10, 30\) overlap/);
-    assert.match(rejection({ campaign: { environment: overlapping } }), /campaign\.environment\.miniwob\.taskTypes\[0\]: miniwob 1\.1\.0 has no task type no-such-task/);
-    assert.match(rejection({ campaign: { environment: { webarena: { tasks } } } }), /campaign\.environment\.backend: a webarena section is given but backend is embedded; set backend: webarena/);
-    assert.match(rejection({ campaign: { environment: { backend: 'webarena' } } }), /campaign\.environment\.webarena: backend webarena needs the webarena section/);
+    assert.match(
+      rejection({ campaign: { environment: overlapping } }),
+      /campaign\.environment\.miniwob\.seeds: the train seeds \[0, 20\) and the test seeds \[10, 30\) overlap/,
+    );
+    assert.match(
+      rejection({ campaign: { environment: overlapping } }),
+      /campaign\.environment\.miniwob\.taskTypes\[0\]: miniwob 1\.1\.0 has no task type no-such-task/,
+    );
+    assert.match(
+      rejection({ campaign: { environment: { webarena: { tasks } } } }),
+      /campaign\.environment\.backend: a webarena section is given but backend is embedded; set backend: webarena/,
+    );
+    assert.match(
+      rejection({ campaign: { environment: { backend: 'webarena' } } }),
+      /campaign\.environment\.webarena: backend webarena needs the webarena section/,
+    );
   });
 
   test('model endpoint keys come from WEBRL_LLM_API_KEY, else OPENAI_API_KEY, and never print', () => {

@@ -11,7 +11,10 @@ describe('files generated for the Python trainer are current', () => {
   for (const file of CONTRACT_FILES) {
     test(file.path, () => {
       const committed = readFileSync(repositoryPath(file.path), 'utf8');
-      assert.ok(committed === file.text(), `${file.path} is stale: the TypeScript contract changed; regenerate it with \`${REGENERATE}\`, review the diff and commit it`);
+      assert.ok(
+        committed === file.text(),
+        `${file.path} is stale: the TypeScript contract changed; regenerate it with \`${REGENERATE}\`, review the diff and commit it`,
+      );
     });
   }
 });

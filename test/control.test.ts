@@ -51,7 +51,10 @@ describe('control plane', () => {
         assert.equal(won.filter(Boolean).length, 1, `round ${round}: exactly one start succeeds`);
         const winner: Config = won[0] ? a : b;
         const loser = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
-        assert.match(String(loser.reason), /already exists with a different configuration .*differing: campaign\.environment\.maxSteps, campaign\.phases, campaign\.seed\b/);
+        assert.match(
+          String(loser.reason),
+          /already exists with a different configuration .*differing: campaign\.environment\.maxSteps, campaign\.phases, campaign\.seed\b/,
+        );
 
         const stored = await stack.store.getBytes(campaignConfigKey(name));
         assert.deepEqual(JSON.parse(stored.toString('utf8')), JSON.parse(JSON.stringify(winner)), 'the stored config is the winner');
@@ -112,7 +115,11 @@ describe('control plane', () => {
     });
 
     test('retrying a phase that has not failed', async () => {
-      assertOneLine(await webrl('campaign', 'retry-phase', '-c', configFile), 1, /^webrl: the campaign refused the request: phase 0 has not failed \(status: running\); nothing to retry$/);
+      assertOneLine(
+        await webrl('campaign', 'retry-phase', '-c', configFile),
+        1,
+        /^webrl: the campaign refused the request: phase 0 has not failed \(status: running\); nothing to retry$/,
+      );
     });
 
     test('an invalid setting', async () => {
@@ -124,7 +131,11 @@ describe('control plane', () => {
     });
 
     test('the status of a campaign that does not exist', async () => {
-      assertOneLine(await webrl('campaign', 'status', '-n', 'nosuch', '-c', configFile), 1, /^webrl: no campaign 'nosuch' on this Temporal namespace; 'webrl campaign list' shows the campaigns there$/);
+      assertOneLine(
+        await webrl('campaign', 'status', '-n', 'nosuch', '-c', configFile),
+        1,
+        /^webrl: no campaign 'nosuch' on this Temporal namespace; 'webrl campaign list' shows the campaigns there$/,
+      );
     });
 
     test('an unknown flag is a usage error (exit 2)', async () => {
@@ -135,7 +146,11 @@ describe('control plane', () => {
 
     test('resuming a campaign that has ended', async () => {
       await campaignHandle(client, 'ops').terminate('ended for the test');
-      assertOneLine(await webrl('campaign', 'resume', '-c', configFile), 1, /^webrl: campaign 'ops' has already finished; 'webrl campaign report -n ops' shows its results$/);
+      assertOneLine(
+        await webrl('campaign', 'resume', '-c', configFile),
+        1,
+        /^webrl: campaign 'ops' has already finished; 'webrl campaign report -n ops' shows its results$/,
+      );
     });
 
     test('with --debug, the stack trace follows the line', async () => {
@@ -168,13 +183,22 @@ describe('control plane', () => {
       console.log = log;
       for (const holder of holders) holder.close();
     }
-    assert.match(lines.join('\n'), /not serving browser work: the embedded sites' ports are held \(shopping 127\.0\.0\.1:\d+.*\), probably by another worker on this machine/);
+    assert.match(
+      lines.join('\n'),
+      /not serving browser work: the embedded sites' ports are held \(shopping 127\.0\.0\.1:\d+.*\), probably by another worker on this machine/,
+    );
     assert.match(lines.join('\n'), /worker polling task queues 'webrl-control' on /);
   });
 
   test('a task whose start_url is not http(s) or a site placeholder is refused', async () => {
     const file = join(stack.dir, 'script-tasks.json');
-    const task = { sites: ['shopping'], task_id: 7, start_url: 'javascript:alert(1)', intent: 'x', eval: { eval_types: ['string_match'], reference_answers: { exact_match: 'x' } } };
+    const task = {
+      sites: ['shopping'],
+      task_id: 7,
+      start_url: 'javascript:alert(1)',
+      intent: 'x',
+      eval: { eval_types: ['string_match'], reference_answers: { exact_match: 'x' } },
+    };
     await writeFile(file, JSON.stringify([task]));
     const run = await runWebrl(['tasks', 'validate', file]);
     assert.equal(run.code, 1, run.output);

@@ -80,7 +80,12 @@ describe('deployModels: serving each phase’s actor', () => {
 
   /** A trained adapter directory in the store, as the external trainer leaves it. */
   async function adapter(scope: PhaseScope, rank = 4, extraConfig?: Record<string, unknown>): Promise<string> {
-    const dir = await writeLoraAdapter(join(scratch, 'trained', `${scope.campaignId}-${scope.phase}`), { baseModel: model, rank, seed: 100 * campaigns + scope.phase, ...(extraConfig ? { extraConfig } : {}) });
+    const dir = await writeLoraAdapter(join(scratch, 'trained', `${scope.campaignId}-${scope.phase}`), {
+      baseModel: model,
+      rank,
+      seed: 100 * campaigns + scope.phase,
+      ...(extraConfig ? { extraConfig } : {}),
+    });
     const key = ctx.key(scope, 'checkpoints', 'actor');
     await uploadCheckpoint(stack.store, key, dir);
     return key;
@@ -112,7 +117,11 @@ describe('deployModels: serving each phase’s actor', () => {
         const retry = await run(deployModels, { ...scope, actor });
         hold.release();
         results = [await first, retry];
-        assert.deepEqual(loadsOf(name).map((r) => r.status), [400, 200], 'the retry loaded it; the first attempt, sent earlier, was told it is loaded');
+        assert.deepEqual(
+          loadsOf(name).map((r) => r.status),
+          [400, 200],
+          'the retry loaded it; the first attempt, sent earlier, was told it is loaded',
+        );
       } else {
         results = [await run(deployModels, { ...scope, actor })];
       }
@@ -128,13 +137,22 @@ describe('deployModels: serving each phase’s actor', () => {
       // A retried activity finds its published deployment; one whose manifest never got written finds the
       // name listed with its adapter. Neither loads it again.
       assert.deepEqual(await run(deployModels, { ...scope, actor }), results[0]);
-      await stack.store.client.send(new DeleteObjectCommand({ Bucket: stack.store.bucket, Key: `${stack.store.prefix}${manifestKey(ctx.key(scope, 'serving', 'actor'))}` }));
+      await stack.store.client.send(
+        new DeleteObjectCommand({ Bucket: stack.store.bucket, Key: `${stack.store.prefix}${manifestKey(ctx.key(scope, 'serving', 'actor'))}` }),
+      );
       assert.deepEqual(await run(deployModels, { ...scope, actor }), results[0]);
       assert.equal(loadsOf(name).filter((r) => r.status === 200).length, 1);
     }
     const id = scopeOf(0).campaignId;
-    assert.deepEqual(vllm.requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]), [[`${id}-p0-actor`, 200]], 'phase 0 is unloaded once phase 2 is served');
-    assert.deepEqual((await listed()).map((m) => m.id).filter((m) => m.startsWith(id)), [`${id}-p1-actor`, `${id}-p2-actor`]);
+    assert.deepEqual(
+      vllm.requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]),
+      [[`${id}-p0-actor`, 200]],
+      'phase 0 is unloaded once phase 2 is served',
+    );
+    assert.deepEqual(
+      (await listed()).map((m) => m.id).filter((m) => m.startsWith(id)),
+      [`${id}-p1-actor`, `${id}-p2-actor`],
+    );
 
     // vLLM keeps runtime adapters in memory: after a restart the next rollout or scoring finds the
     // adapter missing and loads it again from the shared directory, then asks for it by name.
@@ -142,7 +160,10 @@ describe('deployModels: serving each phase’s actor', () => {
     const actor = ctx.key(scopeOf(2), 'checkpoints', 'actor');
     await vllm.kill();
     await vllm.start();
-    assert.equal((await listed()).some((m) => m.id === `${id}-p2-actor`), false);
+    assert.equal(
+      (await listed()).some((m) => m.id === `${id}-p2-actor`),
+      false,
+    );
     const { serving } = workerRoles(ctx)(config);
     const name = await run(servedActor, ctx, serving, actor);
     assert.equal(name, `${id}-p2-actor`);
@@ -156,10 +177,18 @@ describe('deployModels: serving each phase’s actor', () => {
     const policy = completionsActorPolicy(completions, 0, name);
     const reply = await policy.act({ task: { intent: 'x' }, observation: { html: '<html></html>' }, history: [] } as never);
     assert.equal(typeof reply.response, 'string');
-    const [scored] = await completionsActorScorer(completions, {}, undefined, name).logProbs([{ state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' }]);
+    const [scored] = await completionsActorScorer(completions, {}, undefined, name).logProbs([
+      { state: { intent: 'x', history: [], observation: { html: '<p>' } } as never, response: 'exit(message="a")' },
+    ]);
     assert.ok(scored!.tokens > 0 && Number.isFinite(scored!.logProb));
     const sent = vllm.requests.slice(before);
-    assert.deepEqual(sent.filter((r) => r.path === '/v1/completions').map((r) => [r.model, r.status]), [[name, 200], [name, 200]]);
+    assert.deepEqual(
+      sent.filter((r) => r.path === '/v1/completions').map((r) => [r.model, r.status]),
+      [
+        [name, 200],
+        [name, 200],
+      ],
+    );
     // The prompt budget is counted by the base model's tokenizer (every adapter shares it).
     assert.ok(sent.filter((r) => r.path === '/tokenize').every((r) => r.model === BASE && r.status === 200));
   });
@@ -168,7 +197,10 @@ describe('deployModels: serving each phase’s actor', () => {
     const scopeOf = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 8 });
     const scope = scopeOf(1);
     const { served } = await run(createDeployActivities({ ctx, roles: workerRoles(ctx) }).deployModels, { ...scope, actor: await adapter(scope) });
-    const items = ['exit(message="$5.00")', 'do(action="Click", element="3")'].map((response) => ({ state: { intent: 'Buy a lamp', history: [], observation: { html: '<button id="3"> Search </button>' } } as never, response }));
+    const items = ['exit(message="$5.00")', 'do(action="Click", element="3")'].map((response) => ({
+      state: { intent: 'Buy a lamp', history: [], observation: { html: '<button id="3"> Search </button>' } } as never,
+      response,
+    }));
     for (const model of [BASE, served!.actor.name]) {
       // One request at a time: vLLM's CPU build cannot batch prompt log-probs under LoRA (RecordedVllm.logprobConcurrency).
       const scorer = (mode: 'echo' | 'prompt_logprobs') => createCompletionsActorScorer({ baseURL: vllm.baseUrl, model, mode, maxAttempts: 1, concurrency: 1 });
@@ -176,7 +208,10 @@ describe('deployModels: serving each phase’s actor', () => {
       const prompt = await scorer('prompt_logprobs').logProbs(items);
       for (let i = 0; i < items.length; i++) {
         assert.ok(echo[i]!.tokens > 0 && echo[i]!.tokens === prompt[i]!.tokens, `${model}: ${echo[i]!.tokens} vs ${prompt[i]!.tokens} tokens`);
-        assert.ok(Math.abs(echo[i]!.logProb - prompt[i]!.logProb) < 1e-3 * Math.max(1, Math.abs(echo[i]!.logProb)), `${model}: ${echo[i]!.logProb} vs ${prompt[i]!.logProb}`);
+        assert.ok(
+          Math.abs(echo[i]!.logProb - prompt[i]!.logProb) < 1e-3 * Math.max(1, Math.abs(echo[i]!.logProb)),
+          `${model}: ${echo[i]!.logProb} vs ${prompt[i]!.logProb}`,
+        );
       }
     }
     assert.ok(vllm.requests.some((r) => r.echo && r.model === BASE && r.status === 200));
@@ -191,10 +226,27 @@ describe('deployModels: serving each phase’s actor', () => {
     const otherStore = new ArtifactStore({ ...stack.config.s3, prefix: 'other-team/' }, stack.secrets.s3);
     const otherCtx = new CampaignContext(otherStore, join(stack.dir, 'work-other'));
     try {
-      await otherStore.putJson(first.configKey, { ...(await stack.store.getJson<Record<string, unknown>>(first.configKey)), models: { ...(await ctx.config(first)).models, serving: { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: join(shared, 'other-team'), adapterLocation: 'shared-dir', keepPhases: 2, timeoutMs: 10_000, maxLoraRank: 8 } } });
+      await otherStore.putJson(first.configKey, {
+        ...(await stack.store.getJson<Record<string, unknown>>(first.configKey)),
+        models: {
+          ...(await ctx.config(first)).models,
+          serving: {
+            backend: 'vllm-lora',
+            baseUrl: vllm.baseUrl,
+            sharedDir: join(shared, 'other-team'),
+            adapterLocation: 'shared-dir',
+            keepPhases: 2,
+            timeoutMs: 10_000,
+            maxLoraRank: 8,
+          },
+        },
+      });
       const actor = otherCtx.key(first, 'checkpoints', 'actor');
       await uploadCheckpoint(otherStore, actor, join(shared, first.campaignId, 'phase-1', 'actor'));
-      await assert.rejects(run(createDeployActivities({ ctx: otherCtx, roles: workerRoles(otherCtx) }).deployModels, { ...first, actor }), failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; .*other-team.* was not loaded/));
+      await assert.rejects(
+        run(createDeployActivities({ ctx: otherCtx, roles: workerRoles(otherCtx) }).deployModels, { ...first, actor }),
+        failsFor(/served name .*-p1-actor is taken by the adapter .*\/phase-1\/actor; .*other-team.* was not loaded/),
+      );
     } finally {
       otherStore.destroy();
     }
@@ -202,19 +254,37 @@ describe('deployModels: serving each phase’s actor', () => {
     // Checked before the server sees it: a rank above the limit, a DoRA adapter.
     const checked = scopeOf(2);
     const requests = vllm.requests.length;
-    await assert.rejects(run(deployModels, { ...checked, actor: await adapter(checked, 16) }), failsFor(/vLLM would refuse the adapter .*-p2-actor .*: its rank 16 is above the server's --max-lora-rank 8$/));
+    await assert.rejects(
+      run(deployModels, { ...checked, actor: await adapter(checked, 16) }),
+      failsFor(/vLLM would refuse the adapter .*-p2-actor .*: its rank 16 is above the server's --max-lora-rank 8$/),
+    );
     const dora = scopeOf(3);
     await assert.rejects(run(deployModels, { ...dora, actor: await adapter(dora, 4, { use_dora: true }) }), failsFor(/it is a DoRA adapter/));
-    assert.equal(vllm.requests.slice(requests).some((r) => r.path === '/v1/load_lora_adapter'), false);
+    assert.equal(
+      vllm.requests.slice(requests).some((r) => r.path === '/v1/load_lora_adapter'),
+      false,
+    );
 
     // Refused by vLLM itself: a rank the config wrongly allows (500 from its worker), a path the server cannot see (404).
     const lenient = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, maxLoraRank: 64 });
     const big = lenient(1);
-    await assert.rejects(run(deployModels, { ...big, actor: await adapter(big, 16) }), failsFor(/refused the adapter .*-p1-actor .*answered 500: .*LoRA rank 16 is greater than max_lora_rank 8/));
-    const elsewhere = await campaign({ backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, serverDir: join(scratch, 'not-mounted'), maxLoraRank: 8 });
+    await assert.rejects(
+      run(deployModels, { ...big, actor: await adapter(big, 16) }),
+      failsFor(/refused the adapter .*-p1-actor .*answered 500: .*LoRA rank 16 is greater than max_lora_rank 8/),
+    );
+    const elsewhere = await campaign({
+      backend: 'vllm-lora',
+      baseUrl: vllm.baseUrl,
+      sharedDir: shared,
+      serverDir: join(scratch, 'not-mounted'),
+      maxLoraRank: 8,
+    });
     const unseen = elsewhere(1);
     const unseenActor = await adapter(unseen);
-    await assert.rejects(run(deployModels, { ...unseen, actor: unseenActor }), failsFor(/refused the adapter .*-p1-actor .*answered 404: Loading lora .* failed: No adapter found/));
+    await assert.rejects(
+      run(deployModels, { ...unseen, actor: unseenActor }),
+      failsFor(/refused the adapter .*-p1-actor .*answered 404: Loading lora .* failed: No adapter found/),
+    );
   });
 
   test('command: the deploy command runs once and the name is polled until listed; failures name the cause', async () => {
@@ -232,7 +302,10 @@ describe('deployModels: serving each phase’s actor', () => {
 
     const failing = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command: `${command} --fail`, timeoutSeconds: 20, pollMs: 20 });
     const broken = failing(1);
-    await assert.rejects(run(deployModels, { ...broken, actor: await adapter(broken) }), failsFor(/deploy command for .*-p1-actor failed \(exit code 4\); last lines:[\s\S]*no GPU left for the new replica/));
+    await assert.rejects(
+      run(deployModels, { ...broken, actor: await adapter(broken) }),
+      failsFor(/deploy command for .*-p1-actor failed \(exit code 4\); last lines:[\s\S]*no GPU left for the new replica/),
+    );
     const silent = await campaign({ backend: 'command', baseUrl: fixture.baseUrl, command: `${command} --skip`, timeoutSeconds: 1, pollMs: 20 });
     const never = silent(1);
     await assert.rejects(run(deployModels, { ...never, actor: await adapter(never) }), failsFor(/-p1-actor was not listed by .* within 1 s/));

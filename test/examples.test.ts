@@ -16,6 +16,9 @@ test('the SmolLM2 example serves its actor on the machine that runs it and train
   const config = await loadConfig(new URL('smollm2-miniwob.yaml', DIR).pathname, {});
   assert.equal(config.stack.llm?.model, 'SmolLM2-135M-Instruct');
   assert.equal(config.models.actor.backend === 'completions' && config.models.actor.baseUrl, `http://127.0.0.1:${config.stack.llm.port}/v1`);
-  assert.match(config.models.trainer.backend === 'external' ? config.models.trainer.command : '', /webrl-torch train --base-model \.webrl\/models\/SmolLM2-135M-Instruct /);
+  assert.match(
+    config.models.trainer.backend === 'external' ? config.models.trainer.command : '',
+    /webrl-torch train --base-model \.webrl\/models\/SmolLM2-135M-Instruct /,
+  );
   assert.equal(config.campaign.environment.backend, 'miniwob');
 });

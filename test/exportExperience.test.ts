@@ -35,10 +35,19 @@ interface WebRLFileSummary {
 }
 
 const state = (intent: string, history: string[], html: string): ModelState =>
-  ({ intent, history: history.map((response) => ({ response, action: null })), observation: { url: 'http://127.0.0.1/', title: 'p', html, elements: [] } }) as unknown as ModelState;
+  ({
+    intent,
+    history: history.map((response) => ({ response, action: null })),
+    observation: { url: 'http://127.0.0.1/', title: 'p', html, elements: [] },
+  }) as unknown as ModelState;
 
 /** The prompt of a phase stored without records: its actor read the released checkpoints' prompt. */
-const llama3 = (state: ModelState) => buildPrompt(state.intent, state.history.map((round) => round.response), state.observation.html);
+const llama3 = (state: ModelState) =>
+  buildPrompt(
+    state.intent,
+    state.history.map((round) => round.response),
+    state.observation.html,
+  );
 
 describe('training records and their export', () => {
   let stack: TestStack;
@@ -48,18 +57,41 @@ describe('training records and their export', () => {
   after(() => stack?.stop());
 
   test("WebRL's Monte-Carlo return: every step carries the trajectory's score, discounted from each step on", () => {
-    assert.deepEqual([0, 1, 2].map((t) => monteCarloReturnWebRL(1, t, 3, 0.5)), [1.75, 1.5, 1]);
-    assert.deepEqual([0, 1].map((t) => monteCarloReturnWebRL(0, t, 2, 0.9)), [0, 0]);
+    assert.deepEqual(
+      [0, 1, 2].map((t) => monteCarloReturnWebRL(1, t, 3, 0.5)),
+      [1.75, 1.5, 1],
+    );
+    assert.deepEqual(
+      [0, 1].map((t) => monteCarloReturnWebRL(0, t, 2, 0.9)),
+      [0, 0],
+    );
   });
 
   test('webrl schema training-record prints the JSON Schema generated from the zod type', async () => {
     const { stdout } = await execFileAsync(process.execPath, [WEBRL, 'schema', 'training-record']);
     const schema = JSON.parse(stdout) as { oneOf: { properties: Record<string, { const?: unknown }>; required: string[] }[] };
     const [step, orm] = schema.oneOf;
-    assert.deepEqual(
-      Object.keys(step!.properties).sort(),
-      ['campaignId', 'done', 'id', 'kind', 'mcReturn', 'nextPrompt', 'phase', 'prompt', 'rank', 'refLogprob', 'response', 'responseTokens', 'reward', 'schemaVersion', 'source', 'state', 'step', 'taskId', 'traceId'],
-    );
+    assert.deepEqual(Object.keys(step!.properties).sort(), [
+      'campaignId',
+      'done',
+      'id',
+      'kind',
+      'mcReturn',
+      'nextPrompt',
+      'phase',
+      'prompt',
+      'rank',
+      'refLogprob',
+      'response',
+      'responseTokens',
+      'reward',
+      'schemaVersion',
+      'source',
+      'state',
+      'step',
+      'taskId',
+      'traceId',
+    ]);
     assert.equal(step!.properties.schemaVersion!.const, 1);
     assert.deepEqual(Object.keys(orm!.properties).sort(), ['campaignId', 'id', 'kind', 'phase', 'prompt', 'response', 'schemaVersion', 'taskId', 'traceId']);
   });
@@ -70,11 +102,66 @@ describe('training records and their export', () => {
     const s0 = state('buy milk', [], '<html>zero</html>');
     const s1 = state('buy milk', ['do(action="Click", element="1")'], '<html>one</html>');
     const rows: ExperienceRow[] = [
-      { taskId: '7', state: s0, response: 'do(action="Click", element="1")', nextState: s1, reward: 0, mcReturn: 0.9, traceId: 't7', step: 0, steps: 2, trajectoryReward: 1 },
-      { taskId: '7', state: s1, response: 'exit(message="done")', nextState: null, reward: 1, mcReturn: 1, traceId: 't7', step: 1, steps: 2, trajectoryReward: 1 },
-      { taskId: '8', state: state('buy tea', [], '<html>tea</html>'), response: 'exit(message="no tea")', nextState: null, reward: 0, mcReturn: 0, traceId: 't8', step: 0, steps: 1, trajectoryReward: 0 },
-      { taskId: '9', state: state('buy jam', [], '<html>jam</html>'), response: 'exit(message="jam")', nextState: null, reward: 1, mcReturn: 1, traceId: 't9', step: 0, steps: 1, trajectoryReward: 1 },
-      { taskId: '3', state: state('sell eggs', [], '<html>r</html>'), response: 'exit(message="N/A")', nextState: null, reward: 1, mcReturn: 1, traceId: 't3', step: 0, steps: 1, trajectoryReward: 1 },
+      {
+        taskId: '7',
+        state: s0,
+        response: 'do(action="Click", element="1")',
+        nextState: s1,
+        reward: 0,
+        mcReturn: 0.9,
+        traceId: 't7',
+        step: 0,
+        steps: 2,
+        trajectoryReward: 1,
+      },
+      {
+        taskId: '7',
+        state: s1,
+        response: 'exit(message="done")',
+        nextState: null,
+        reward: 1,
+        mcReturn: 1,
+        traceId: 't7',
+        step: 1,
+        steps: 2,
+        trajectoryReward: 1,
+      },
+      {
+        taskId: '8',
+        state: state('buy tea', [], '<html>tea</html>'),
+        response: 'exit(message="no tea")',
+        nextState: null,
+        reward: 0,
+        mcReturn: 0,
+        traceId: 't8',
+        step: 0,
+        steps: 1,
+        trajectoryReward: 0,
+      },
+      {
+        taskId: '9',
+        state: state('buy jam', [], '<html>jam</html>'),
+        response: 'exit(message="jam")',
+        nextState: null,
+        reward: 1,
+        mcReturn: 1,
+        traceId: 't9',
+        step: 0,
+        steps: 1,
+        trajectoryReward: 1,
+      },
+      {
+        taskId: '3',
+        state: state('sell eggs', [], '<html>r</html>'),
+        response: 'exit(message="N/A")',
+        nextState: null,
+        reward: 1,
+        mcReturn: 1,
+        traceId: 't3',
+        step: 0,
+        steps: 1,
+        trajectoryReward: 1,
+      },
     ];
     const info = await stack.store.writeJsonl(key, rows);
     await stack.store.publishManifest(phaseManifestKey(campaign, 1), [info], {
@@ -89,10 +176,19 @@ describe('training records and their export', () => {
 
     const recordsFile = join(stack.dir, 'records.jsonl');
     await execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'records', '-o', recordsFile], { env });
-    const records = (await readFile(recordsFile, 'utf8')).trim().split('\n').map((line) => trainingRecordSchema.parse(JSON.parse(line)) as TrainingStepRecord);
+    const records = (await readFile(recordsFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => trainingRecordSchema.parse(JSON.parse(line)) as TrainingStepRecord);
     assert.deepEqual(
       records.map((r) => [r.id, r.source, r.done, r.reward]),
-      [['t7:0', 'rollout', false, 0], ['t7:1', 'rollout', true, 1], ['t8:0', 'rollout', true, 0], ['t9:0', 'rollout', true, 1], ['t3:0', 'replay', true, 1]],
+      [
+        ['t7:0', 'rollout', false, 0],
+        ['t7:1', 'rollout', true, 1],
+        ['t8:0', 'rollout', true, 0],
+        ['t9:0', 'rollout', true, 1],
+        ['t3:0', 'replay', true, 1],
+      ],
     );
     assert.equal(records[0]!.prompt, llama3(s0));
     assert.equal(records[0]!.nextPrompt, llama3(s1));

@@ -104,7 +104,10 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
     const status = await webrl(['campaign', 'status', '-c', configFile], dir);
     assert.equal(status.code, 1, status.output);
     assert.equal(status.output.trim().split('\n').length, 1, status.output);
-    assert.match(status.output, /^webrl: campaign 'first-run' is running \(phase 0\) but no worker answers on task queue '[^']+'; start one with 'webrl worker' or 'npm run campaign'/);
+    assert.match(
+      status.output,
+      /^webrl: campaign 'first-run' is running \(phase 0\) but no worker answers on task queue '[^']+'; start one with 'webrl worker' or 'npm run campaign'/,
+    );
   });
 
   test('the same command attaches and runs SFT and three phases to the report, its table printed once', async () => {
@@ -178,7 +181,12 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
       const held = (holder.address() as { port: number }).port;
       const run = await webrl(['campaign', 'run', '-c', configFile, '--data-dir', join(dir, 'other'), '--temporal-port', String(held)], dir);
       assert.equal(run.code, 1, run.output);
-      assert.match(run.output, new RegExp(`port ${held} on 127\\.0\\.0\\.1 \\(Temporal gRPC\\) is held by another process; stop it or choose another port with --temporal-port or stack\\.temporalPort`));
+      assert.match(
+        run.output,
+        new RegExp(
+          `port ${held} on 127\\.0\\.0\\.1 \\(Temporal gRPC\\) is held by another process; stop it or choose another port with --temporal-port or stack\\.temporalPort`,
+        ),
+      );
       const help = await webrl(['campaign', 'run', '--help'], dir);
       for (const flag of ['--temporal-port', '--temporal-ui-port', '--minio-port', '--minio-console-port', '--data-dir', '--site-ports']) {
         assert.ok(help.output.includes(flag), `campaign run takes ${flag}`);
@@ -195,7 +203,10 @@ describe('plain progress lines (output that is not a terminal)', () => {
   test('a line when the status changes; activity counts at most once a minute', () => {
     const lines: string[] = [];
     let clock = 0;
-    const view = plainView((line) => lines.push(line), () => clock);
+    const view = plainView(
+      (line) => lines.push(line),
+      () => clock,
+    );
     const shard = (done: number) => [{ type: 'runRolloutShard', done, total: 16, attempt: 1 }];
     view.show('phase 1/3 · running · rollouts', shard(0));
     clock += 1000;
@@ -203,19 +214,17 @@ describe('plain progress lines (output that is not a terminal)', () => {
     clock += PLAIN_PROGRESS_EVERY_MS;
     view.show('phase 1/3 · running · rollouts', shard(12));
     view.show('phase 1/3 · running · scoreWithOrm', []);
-    assert.deepEqual(lines, [
-      'phase 1/3 · running · rollouts',
-      '  runRolloutShard 0/16',
-      '  runRolloutShard 12/16',
-      'phase 1/3 · running · scoreWithOrm',
-    ]);
+    assert.deepEqual(lines, ['phase 1/3 · running · rollouts', '  runRolloutShard 0/16', '  runRolloutShard 12/16', 'phase 1/3 · running · scoreWithOrm']);
   });
 });
 
 describe('progress bar names', () => {
   test('a training bar names its model, and its stage when that is not the training steps', () => {
     assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'training', step: 40, totalSteps: 400 }), 'fitOrmAndCriticToProbe orm');
-    assert.equal(activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'calibrating', step: 2, totalSteps: 6 }), 'fitOrmAndCriticToProbe orm · calibrating');
+    assert.equal(
+      activityLabel('fitOrmAndCriticToProbe', { model: 'orm', phase: 'calibrating', step: 2, totalSteps: 6 }),
+      'fitOrmAndCriticToProbe orm · calibrating',
+    );
     assert.equal(activityLabel('runRolloutShard', { episodes: 16, episodesDone: 3 }), 'runRolloutShard');
   });
   test('a rollout shard and a demonstration pass name themselves', () => {

@@ -10,7 +10,7 @@ interface Task {
 const choose = (tasks: Task[], limit: number) => mostPromisingTasks(tasks, { limit, value: (t) => t.value, template: (t) => t.template }).map((t) => t.id);
 
 describe('mostPromisingTasks', () => {
-  test('takes every template\'s best task before any template\'s second, by value, and keeps candidate order', () => {
+  test("takes every template's best task before any template's second, by value, and keeps candidate order", () => {
     const tasks: Task[] = [
       { id: 'a1', template: 'a', value: 0.7 },
       { id: 'b1', template: 'b', value: 0.2 },

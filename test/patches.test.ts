@@ -51,6 +51,9 @@ test("the ledger's fixtures pin each patch's old branch, and some fixture pins i
       assert.ok(byFile.has(file), `${patch.id}: ${file} is not a recorded history`);
       assert.ok(!byFile.get(file)!.has(patch.id), `${patch.id}: ${file} has its marker, so it pins the new branch, not the old`);
     }
-    assert.ok([...byFile.values()].some((ids) => ids.has(patch.id)), `${patch.id}: no recorded history runs its new branch`);
+    assert.ok(
+      [...byFile.values()].some((ids) => ids.has(patch.id)),
+      `${patch.id}: no recorded history runs its new branch`,
+    );
   }
 });

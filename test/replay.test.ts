@@ -13,7 +13,9 @@ import { WORKFLOWS_PATH } from '../workers/run';
 const FIXTURES = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
 
 describe('recorded campaign histories replay against the current workflow code', () => {
-  const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(FIXTURES)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
   test('fixtures cover SFT, a curriculum phase, and a failed-then-retried phase', () => {
     assert.ok(files.length >= 3, `only ${files.length} recorded histories`);

@@ -17,11 +17,16 @@ describe('webrl stack up | status | down', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'webrl-stack-'));
     ports = { temporal: await freePort(), ui: await freePort(), minio: await freePort(), console: await freePort() };
     flags = [
-      '--data-dir', dataDir,
-      '--temporal-port', String(ports.temporal),
-      '--temporal-ui-port', String(ports.ui),
-      '--minio-port', String(ports.minio),
-      '--minio-console-port', String(ports.console),
+      '--data-dir',
+      dataDir,
+      '--temporal-port',
+      String(ports.temporal),
+      '--temporal-ui-port',
+      String(ports.ui),
+      '--minio-port',
+      String(ports.minio),
+      '--minio-console-port',
+      String(ports.console),
     ];
   });
   after(async () => {
@@ -65,7 +70,12 @@ describe('webrl stack up | status | down', () => {
     const clash = await webrl(['stack', 'up', ...flags.map((f) => (f === dataDir ? otherDir : f))]);
     await rm(otherDir, { recursive: true, force: true });
     assert.notEqual(clash.code, 0);
-    assert.match(clash.output, new RegExp(`webrl: port ${ports.temporal} on 127\\.0\\.0\\.1 \\(Temporal gRPC\\) is held by another process; stop it or choose another port with --temporal-port`));
+    assert.match(
+      clash.output,
+      new RegExp(
+        `webrl: port ${ports.temporal} on 127\\.0\\.0\\.1 \\(Temporal gRPC\\) is held by another process; stop it or choose another port with --temporal-port`,
+      ),
+    );
   });
 
   test('down stops every process the stack started', async () => {

@@ -64,7 +64,9 @@ describe('artifact store on MinIO', () => {
 
   test("a trace sink with an actions prefix stores WebRL's layout: traces/<id>.jsonl and actions/<id>.json with the score", async () => {
     const sink = new StoreTraceSink(store, 'campaigns/w/phase-1/traces/', 'campaigns/w/phase-1/actions/');
-    const { key } = await sink.writeTrajectory('task/7', [{ trace_id: 'task/7', index: 0, prompt: 'p', html: '<html>', response: 'exit(message="x")', target: 'p' }]);
+    const { key } = await sink.writeTrajectory('task/7', [
+      { trace_id: 'task/7', index: 0, prompt: 'p', html: '<html>', response: 'exit(message="x")', target: 'p' },
+    ]);
     const score = await sink.writeScore!('task/7', { trace_id: 'task/7', task_id: 7, score: 1, actions: ['exit(message="x")'] });
     assert.equal(key, 'campaigns/w/phase-1/traces/task_7.jsonl');
     assert.equal(score.key, 'campaigns/w/phase-1/actions/task_7.json');

@@ -51,10 +51,22 @@ async function spawnWorker(stack: TestStack): Promise<ChildProcess> {
 }
 
 async function historyJson(stack: TestStack, workflowId: string): Promise<string> {
-  const { stdout } = await run(stack.temporalBinary, [
-    'workflow', 'show', '--workflow-id', workflowId, '--output', 'json',
-    '--address', stack.config.temporal.address, '--namespace', stack.config.temporal.namespace,
-  ], { maxBuffer: 64 * MB });
+  const { stdout } = await run(
+    stack.temporalBinary,
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      '--output',
+      'json',
+      '--address',
+      stack.config.temporal.address,
+      '--namespace',
+      stack.config.temporal.namespace,
+    ],
+    { maxBuffer: 64 * MB },
+  );
   return stdout;
 }
 
@@ -85,9 +97,7 @@ describe('Temporal plumbing on the real dev server and MinIO', () => {
     stack = await startTestStack();
     client = await stack.client();
     // Versioning lets the test count how many times each object was written.
-    await stack.store.client.send(
-      new PutBucketVersioningCommand({ Bucket: stack.config.s3.bucket, VersioningConfiguration: { Status: 'Enabled' } }),
-    );
+    await stack.store.client.send(new PutBucketVersioningCommand({ Bucket: stack.config.s3.bucket, VersioningConfiguration: { Status: 'Enabled' } }));
   });
   after(() => stack?.stop());
 

@@ -9,7 +9,10 @@ import { dirname } from 'node:path';
 
 function formatEntry(entry: LogEntry): string {
   const at = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
-  const meta = entry.meta && Object.keys(entry.meta).length ? ` ${JSON.stringify(entry.meta, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}` : '';
+  const meta =
+    entry.meta && Object.keys(entry.meta).length
+      ? ` ${JSON.stringify(entry.meta, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`
+      : '';
   return `${at} [${entry.level}] ${entry.message}${meta}\n`;
 }
 

@@ -184,7 +184,18 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
         const offset = shard * settings.rolloutShardSize;
         results[shard] = await browser.runRolloutShard.executeWithOptions(
           { summary: `phase ${phase} · ${purpose} rollouts, shard ${shard + 1}/${shardCount}` },
-          [{ ...scope, purpose, tasks, shard, offset, limit: Math.min(settings.rolloutShardSize, tasks.count - offset), actor, temperature: purpose === 'eval' ? 0 : settings.temperature }],
+          [
+            {
+              ...scope,
+              purpose,
+              tasks,
+              shard,
+              offset,
+              limit: Math.min(settings.rolloutShardSize, tasks.count - offset),
+              actor,
+              temperature: purpose === 'eval' ? 0 : settings.temperature,
+            },
+          ],
         );
         counts[`${purpose}Trajectories`] = (counts[`${purpose}Trajectories`] ?? 0) + results[shard]!.trajectories.count;
       }
@@ -224,7 +235,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     const checksEnvironment = input.environmentChecks === true;
     if (checksEnvironment) {
       deprecatePatch('webarena-environment-checks');
-      await step('prepareEnvironment', 'site resets and health check', (o) => browser.prepareEnvironment.executeWithOptions(o, [{ ...scope, moment: 'phase' }]));
+      await step('prepareEnvironment', 'site resets and health check', (o) =>
+        browser.prepareEnvironment.executeWithOptions(o, [{ ...scope, moment: 'phase' }]),
+      );
     }
     if (phase === 0) {
       const collected = await step('collectDemonstrations', 'oracle demonstrations', (o) => browser.collectDemonstrations.executeWithOptions(o, [scope]));
@@ -264,7 +277,14 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       // The SFT ORM and critic know only oracle plans; the probe shows them this actor's own outcomes.
       const fitted = await step('fitOrmAndCriticToProbe', "ORM and critic on the SFT actor's probe outcomes", (o) =>
         train.fitOrmAndCriticToProbe.executeWithOptions(o, [
-          { ...scope, shards: shards.map((s) => s.trajectories), criticExamples: demos!.criticExamples, ormExamples: demos!.ormExamples, orm: models!.orm, critic: models!.critic },
+          {
+            ...scope,
+            shards: shards.map((s) => s.trajectories),
+            criticExamples: demos!.criticExamples,
+            ormExamples: demos!.ormExamples,
+            orm: models!.orm,
+            critic: models!.critic,
+          },
         ]),
       );
       models = { ...models!, orm: fitted.orm, critic: fitted.critic };

@@ -30,7 +30,19 @@ import { createChatTaskGenerator } from './chatTaskGenerator';
 import { withHeartbeats, type CampaignContext } from './context';
 import { commandServing, servedActor, vllmLoraServing } from './deployActivities';
 import type { ModelCache } from './models';
-import type { ActorRole, ActorServing, BackendFailure, CriticRole, FeasibilityJudge, ModelRoles, OrmRole, RolesFor, StateItem, TaskGenerator, Trainer } from './roles';
+import type {
+  ActorRole,
+  ActorServing,
+  BackendFailure,
+  CriticRole,
+  FeasibilityJudge,
+  ModelRoles,
+  OrmRole,
+  RolesFor,
+  StateItem,
+  TaskGenerator,
+  Trainer,
+} from './roles';
 import { embeddedTrainer, externalTrainer, type ExternalActorJob } from './trainers';
 
 type Endpoint = { baseUrl: string; model: string; timeoutMs: number; maxAttempts: number; retryDelayMs: number };
@@ -82,7 +94,11 @@ async function itemByItem<T extends { id: string }, R>(
 }
 
 /** Judges each state on its own, so one unusable reply costs one verdict (null), recorded as a failure. */
-async function judgeEach(judge: OutcomeJudge, states: readonly { id: string; state: ModelState }[], concurrency: number): Promise<{ verdicts: (OrmVerdict | null)[]; failures: BackendFailure[] }> {
+async function judgeEach(
+  judge: OutcomeJudge,
+  states: readonly { id: string; state: ModelState }[],
+  concurrency: number,
+): Promise<{ verdicts: (OrmVerdict | null)[]; failures: BackendFailure[] }> {
   const { results, failures } = await itemByItem(states, concurrency, async ({ state }) => (await judge.judge([state]))[0]!);
   return { verdicts: results, failures };
 }
@@ -113,7 +129,13 @@ export function actorPrompts(actor: CompletionsActorConfig, secrets: ModelSecret
  * The completions actor's scorer, asking for `served` (the name the checkpoint was deployed under,
  * activities/campaign/deployActivities.ts) or else the configured model.
  */
-export function completionsActorScorer(actor: CompletionsActorConfig, secrets: ModelSecrets, signal?: AbortSignal, served?: string, prompts?: PromptBuilder): ActionScorer {
+export function completionsActorScorer(
+  actor: CompletionsActorConfig,
+  secrets: ModelSecrets,
+  signal?: AbortSignal,
+  served?: string,
+  prompts?: PromptBuilder,
+): ActionScorer {
   return createCompletionsActorScorer({
     ...chatOptions({ ...actor, model: served ?? actor.model }, secrets, signal),
     mode: actor.mode,
@@ -127,7 +149,13 @@ export function completionsActorScorer(actor: CompletionsActorConfig, secrets: M
  * for `served` or else the configured model. The OpenAI policy reads its key from a variable, so it is
  * told which one holds it.
  */
-export function completionsActorPolicy(actor: CompletionsActorConfig, temperature: number, served?: string, env: NodeJS.ProcessEnv = process.env, prompts = actorPrompts(actor, {})): Policy {
+export function completionsActorPolicy(
+  actor: CompletionsActorConfig,
+  temperature: number,
+  served?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  prompts = actorPrompts(actor, {}),
+): Policy {
   const apiKeyEnv = env[SECRET_ENV.llmApiKey] ? SECRET_ENV.llmApiKey : SECRET_ENV.llmApiKeyFallback;
   return createOpenAIPolicy({
     baseURL: actor.baseUrl,

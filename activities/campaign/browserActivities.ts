@@ -26,7 +26,6 @@ import type { RolesFor } from './roles';
 import { mostPromisingTasks } from './mostPromisingTasks';
 import { campaignEnvironment, prepareEnvironment } from './environments';
 
-
 /**
  * A plausible failure for the ORM and critic to learn from: the oracle plan cut halfway, ending with
  * another task's final message. The environment's evaluator labels it; nothing assumes it fails.
@@ -65,7 +64,8 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
   return {
     async prepareEnvironment(input) {
       const config = await ctx.config(input);
-      const resetsOnce = (resets: () => Promise<string[]>) => ctx.once(ctx.key(input, 'environment', `resets-${input.moment}`), async () => ({ objects: [], data: await resets() }));
+      const resetsOnce = (resets: () => Promise<string[]>) =>
+        ctx.once(ctx.key(input, 'environment', `resets-${input.moment}`), async () => ({ objects: [], data: await resets() }));
       return prepareEnvironment(runtime, config, input.moment, resetsOnce);
     },
 
@@ -77,7 +77,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const train = demonstrable ? demonstrable(await ctx.tasks(config, 'train')) : [];
         const tasks = demonstrationTasks(train, config.campaign.environment.demonstrationTasks, scope.seed);
         const oracle = await runTasks({
-          ctx, runtime, config, tasks,
+          ctx,
+          runtime,
+          config,
+          tasks,
           prefix: ctx.key(scope, 'demonstrations', 'oracle') + '/',
           stage: 'oracle',
           policyFor: () => createOraclePolicy(),
@@ -88,13 +91,15 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           return { ...task, oracle: truncatedPlan(task, sameTemplate.length ? rng.pick(sameTemplate) : undefined) };
         });
         const negatives = await runTasks({
-          ctx, runtime, config, tasks: perturbed,
+          ctx,
+          runtime,
+          config,
+          tasks: perturbed,
           prefix: ctx.key(scope, 'demonstrations', 'perturbed') + '/',
           stage: 'perturbed',
           policyFor: () => createOraclePolicy(),
         });
-        const records = async (rows: TrajectoryIndexRow[]) =>
-          Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
+        const records = async (rows: TrajectoryIndexRow[]) => Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
         const all = [...(await records(oracle)), ...(await records(negatives))];
         const demonstrations = all
           .filter((record) => record.score === 1 && oracle.some((row) => row.trajectoryKey.endsWith(`/oracle/trajectories/${record.taskId}.json`)))
@@ -116,7 +121,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         const seed = deriveSeed(input.seed, input.phase, input.purpose);
         const policyFor = await roles(config).actor.policies(input.actor, { temperature: input.temperature, seed });
         const rows = await runTasks({
-          ctx, runtime, config, tasks,
+          ctx,
+          runtime,
+          config,
+          tasks,
           prefix: `${base}/`,
           stage: `${input.purpose} shard ${input.shard}`,
           policyFor,
@@ -145,7 +153,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, siteUrls), config));
           Context.current().heartbeat({ startPages: observations.size });
         }
-        const items = candidates.map((task) => ({ id: String(task.task_id), state: { intent: task.intent, history: [], observation: observations.get(startUrlOf(task, siteUrls))! } }));
+        const items = candidates.map((task) => ({
+          id: String(task.task_id),
+          state: { intent: task.intent, history: [], observation: observations.get(startUrlOf(task, siteUrls))! },
+        }));
         const { values, failures: criticFailures } = await critic.values(input.critic, items);
         const [low, high] = input.band;
         // Either head may qualify the task (WebRL's double critic).
@@ -155,7 +166,10 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         });
         const judged = values.filter((v): v is CriticValues => v !== null);
         const meanValue = judged.length ? judged.reduce((sum, v) => sum + v.value, 0) / judged.length : 0;
-        await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-values.json'), candidates.map((t, i) => ({ taskId: t.task_id, ...(values[i] ?? { failed: true }) })));
+        await ctx.store.putJson(
+          ctx.key(input, 'tasks', 'critic-values.json'),
+          candidates.map((t, i) => ({ taskId: t.task_id, ...(values[i] ?? { failed: true }) })),
+        );
         if (criticFailures.length) await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-failures.json'), criticFailures);
 
         if (feasibility && kept.length > 0) {

@@ -30,9 +30,7 @@ export class BrowserRuntime implements WorkerResources {
   /** The running sites for `worldSeed`; one world per worker. */
   embeddedSites(worldSeed: number): Promise<EmbeddedSites> {
     if (this.sites && this.worldSeed !== worldSeed) {
-      return Promise.reject(
-        new Error(`this browser worker serves the embedded world of seed ${this.worldSeed}, not ${worldSeed}; run a worker per world`),
-      );
+      return Promise.reject(new Error(`this browser worker serves the embedded world of seed ${this.worldSeed}, not ${worldSeed}; run a worker per world`));
     }
     this.worldSeed = worldSeed;
     if (!this.sites) {

@@ -12,7 +12,11 @@ import type { GenerationRequest, TaskGenerator } from './roles';
 
 type ChatGenerator = Extract<ModelsConfig['taskGenerator'], { backend: 'chat' }>;
 
-const normaliseIntent = (intent: string) => intent.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const normaliseIntent = (intent: string) =>
+  intent
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 /**
  * In-breadth evolution over a chat model: the failed tasks seed their sites, the replies become
@@ -56,7 +60,9 @@ async function generateWithChat(
     seen.add(key);
     const parsed = webArenaTaskSchema.safeParse({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id });
     // The model's evaluator is kept only when it is a valid WebArena one (its own schema is looser).
-    const task = parsed.success ? parsed.data : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as EnvironmentTask);
+    const task = parsed.success
+      ? parsed.data
+      : ({ ...generated, task_id: request.firstTaskId + tasks.length, generated_id: generated.task_id, eval: undefined } as unknown as EnvironmentTask);
     if (!parsed.success) delete (task as { eval?: unknown }).eval;
     tasks.push(task);
   }

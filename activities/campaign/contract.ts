@@ -26,15 +26,11 @@ export interface ServedModels {
 /** The control queue: task sets, evaluation summaries, the phase manifest (cheap, no browser, no GPU). */
 export interface ControlActivities {
   /** New tasks: evolved from failed tasks (curriculum) or drawn from the train split. */
-  generateTasks(
-    input: PhaseScope & { failedTasks: DatasetRef | null; count: number; curriculum: boolean },
-  ): Promise<DatasetRef>;
+  generateTasks(input: PhaseScope & { failedTasks: DatasetRef | null; count: number; curriculum: boolean }): Promise<DatasetRef>;
   /** The held-out test split, as a task dataset for evaluation rollouts. */
   evaluationTasks(scope: PhaseScope): Promise<DatasetRef>;
   /** Success on the test split, overall and per site, from the environment's evaluators. */
-  summarizeEvaluation(
-    input: PhaseScope & { shards: DatasetRef[] },
-  ): Promise<{ evaluation: string; successRate: number; perSite: Record<string, number> }>;
+  summarizeEvaluation(input: PhaseScope & { shards: DatasetRef[] }): Promise<{ evaluation: string; successRate: number; perSite: Record<string, number> }>;
   /** Writes the phase manifest last; returns the summary the workflow carries. */
   publishPhase(
     input: PhaseScope & {

@@ -16,7 +16,6 @@ import type { TrajectoryIndexRow } from './episodes';
 import { servedRecordKey } from './deployActivities';
 import type { RolesFor, ServedModelRecord } from './roles';
 
-
 /** Ids of generated tasks: clear of the splits' ids (test from 0, train from 10,000). */
 const GENERATED_ID_BASE = 1_000_000;
 const GENERATED_IDS_PER_PHASE = 100_000;
@@ -62,7 +61,14 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
           const firstTaskId = GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE;
           const generator = roles(config).taskGenerator;
           if (generator) {
-            const generated = await generator.generate({ failed, known, count: input.count, firstTaskId, seed: input.seed + input.phase, label: `${input.campaignId}-p${input.phase}` });
+            const generated = await generator.generate({
+              failed,
+              known,
+              count: input.count,
+              firstTaskId,
+              seed: input.seed + input.phase,
+              label: `${input.campaignId}-p${input.phase}`,
+            });
             tasks = generated.tasks;
             let filled = 0;
             if (generator.fillWithEmbedded && evolve && tasks.length < input.count) {
@@ -87,7 +93,10 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
             });
           } else {
             if (!evolve) {
-              throw ApplicationFailure.nonRetryable('the curriculum on WebArena sites needs models.taskGenerator.backend: chat (embedded evolution writes tasks for the embedded sites only)', 'ConfigError');
+              throw ApplicationFailure.nonRetryable(
+                'the curriculum on WebArena sites needs models.taskGenerator.backend: chat (embedded evolution writes tasks for the embedded sites only)',
+                'ConfigError',
+              );
             }
             tasks = evolve({
               failed,

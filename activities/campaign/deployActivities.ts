@@ -51,12 +51,13 @@ export async function adapterProblem(dir: string, maxLoraRank: number): Promise<
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     return missing
-      ? 'it has no adapter_config.json: a full checkpoint (--full-finetune?) where vLLM\'s runtime LoRA loading needs a LoRA adapter'
+      ? "it has no adapter_config.json: a full checkpoint (--full-finetune?) where vLLM's runtime LoRA loading needs a LoRA adapter"
       : `its adapter_config.json is not JSON: ${(error as Error).message}`;
   }
   if (typeof config.r === 'number' && config.r > maxLoraRank) return `its rank ${config.r} is above the server's --max-lora-rank ${maxLoraRank}`;
   if (config.use_dora === true) return 'it is a DoRA adapter, which vLLM does not load';
-  if (config.bias !== undefined && config.bias !== null && config.bias !== 'none') return `it trains biases (bias: ${JSON.stringify(config.bias)}), which vLLM does not load`;
+  if (config.bias !== undefined && config.bias !== null && config.bias !== 'none')
+    return `it trains biases (bias: ${JSON.stringify(config.bias)}), which vLLM does not load`;
   const extra = Array.isArray(config.modules_to_save) ? config.modules_to_save.filter((m) => m !== 'classifier' && m !== 'score') : [];
   if (extra.length) return `it saves whole modules (${extra.join(', ')}); vLLM takes only classifier and score in modules_to_save`;
   return undefined;
@@ -142,7 +143,11 @@ async function stageAdapter(ctx: CampaignContext, serving: VllmServing, record: 
 }
 
 function serverOptions(serving: Serving, secrets: ModelSecrets): ModelServerOptions {
-  return { baseUrl: serving.baseUrl, ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}), ...('timeoutMs' in serving ? { timeoutMs: serving.timeoutMs } : {}) };
+  return {
+    baseUrl: serving.baseUrl,
+    ...(secrets.llmApiKey ? { apiKey: secrets.llmApiKey } : {}),
+    ...('timeoutMs' in serving ? { timeoutMs: serving.timeoutMs } : {}),
+  };
 }
 
 /**
@@ -207,7 +212,9 @@ export function commandServing(ctx: CampaignContext, serving: Extract<Serving, {
         } catch (error) {
           const failure = error as { code?: unknown; stderr?: string; stdout?: string; message: string };
           const tail = `${failure.stdout ?? ''}${failure.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
-          refuse(`the deploy command for ${record.name} failed (${typeof failure.code === 'number' ? `exit code ${failure.code}` : failure.message}); last lines:\n${tail}`);
+          refuse(
+            `the deploy command for ${record.name} failed (${typeof failure.code === 'number' ? `exit code ${failure.code}` : failure.message}); last lines:\n${tail}`,
+          );
         }
       }
       await waitUntilListed(server, record.name, serving.timeoutSeconds * 1000, serving.pollMs);

@@ -50,5 +50,7 @@ export function ormExamplesOf(records: readonly TrajectoryRecord[]): { state: Mo
 
 /** Critic training rows: every step of evaluator-labelled trajectories with its Monte-Carlo return. */
 export function criticExamplesOf(records: readonly TrajectoryRecord[]): { state: ModelState; mcReturn: number }[] {
-  return records.flatMap((record) => record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })));
+  return records.flatMap((record) =>
+    record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })),
+  );
 }

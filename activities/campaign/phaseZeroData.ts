@@ -17,9 +17,15 @@ import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { readCheckpointListing, uploadCheckpoint } from '../../storage/checkpoints';
 
-
 /** A one-step demonstration: done, rewarded, nothing after it. */
-function demonstrationRecord(campaignId: string, traceId: string, prompt: string, response: string, mcReturn: number, state: ModelState | { intent: string }): TrainingStepRecord {
+function demonstrationRecord(
+  campaignId: string,
+  traceId: string,
+  prompt: string,
+  response: string,
+  mcReturn: number,
+  state: ModelState | { intent: string },
+): TrainingStepRecord {
   return {
     schemaVersion: TRAINING_RECORD_SCHEMA_VERSION,
     kind: 'step',
@@ -60,15 +66,25 @@ export async function actorSftRecords(
   demonstrations: readonly { state: ModelState; response: string }[],
 ): Promise<TrainingStepRecord[]> {
   const oracle = actor.oracleDemonstrations
-    ? await Promise.all(demonstrations.map(async (row, i) => demonstrationRecord(campaignId, `oracle-${i}`, await statePrompt(prompts, row.state), row.response, 1, row.state)))
+    ? await Promise.all(
+        demonstrations.map(async (row, i) => demonstrationRecord(campaignId, `oracle-${i}`, await statePrompt(prompts, row.state), row.response, 1, row.state)),
+      )
     : [];
-  const file = (await sftDataPairs(actor, prompts, store)).map((pair, i) => demonstrationRecord(campaignId, `sft-data-${i}`, pair.prompt, pair.response, 1, { intent: '' }));
+  const file = (await sftDataPairs(actor, prompts, store)).map((pair, i) =>
+    demonstrationRecord(campaignId, `sft-data-${i}`, pair.prompt, pair.response, 1, { intent: '' }),
+  );
   return [...oracle, ...file];
 }
 
 /** The critic's phase-0 states as records: the prompt alone (no response), labelled by its Monte-Carlo return. */
-export async function criticSftRecords(campaignId: string, prompts: PromptBuilder, examples: readonly { state: ModelState; mcReturn: number }[]): Promise<TrainingStepRecord[]> {
-  return Promise.all(examples.map(async (row, i) => demonstrationRecord(campaignId, `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state)));
+export async function criticSftRecords(
+  campaignId: string,
+  prompts: PromptBuilder,
+  examples: readonly { state: ModelState; mcReturn: number }[],
+): Promise<TrainingStepRecord[]> {
+  return Promise.all(
+    examples.map(async (row, i) => demonstrationRecord(campaignId, `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state)),
+  );
 }
 
 /**

@@ -73,7 +73,10 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
   ): Promise<{ actorPairs: number; key: string | undefined }> {
     const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));
     if (actorRecords.length) await ctx.writeDataset(trainingRecordsKey(scope.demonstrations.key), actorRecords);
-    await ctx.writeDataset(trainingRecordsKey(scope.criticExamples.key), await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)));
+    await ctx.writeDataset(
+      trainingRecordsKey(scope.criticExamples.key),
+      await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)),
+    );
     return { actorPairs: actorRecords.length, key: await actorInitKey(actor, ctx.store, ctx.key(scope, 'checkpoints', 'actor-init')) };
   }
 
@@ -90,9 +93,17 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const { prompts, phaseZero } = roles(config).actor;
         const init = phaseZero && prompts ? await completionsSftData(input, phaseZero, prompts) : undefined;
         // A completions actor with no SFT pairs at all (no oracle, no file) starts the campaign from its init checkpoint as it is.
-        const actor = init?.actorPairs === 0 && init.key
-          ? { key: init.key, steps: 0, objects: [] as ObjectInfo[] }
-          : await trainModel({ scope: input, name: 'actor', objective: 'actor-sft', data: input.demonstrations, epochs: training.sftEpochs, ...(init?.key ? { init: init.key } : {}) });
+        const actor =
+          init?.actorPairs === 0 && init.key
+            ? { key: init.key, steps: 0, objects: [] as ObjectInfo[] }
+            : await trainModel({
+                scope: input,
+                name: 'actor',
+                objective: 'actor-sft',
+                data: input.demonstrations,
+                epochs: training.sftEpochs,
+                ...(init?.key ? { init: init.key } : {}),
+              });
         const critic = await trainModel({ scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
         const orm = await trainModel({ scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs });
         const objects = [...actor.objects, ...critic.objects, ...orm.objects];
@@ -113,20 +124,22 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         let critic = { key: input.critic, steps: 0, objects: [] as ObjectInfo[] };
         const datasets: DatasetRef[] = [];
         if (fitOrm) {
-          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [...(await ctx.readDataset(input.ormExamples)), ...ormExamplesOf(graded)]);
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [
+            ...(await ctx.readDataset(input.ormExamples)),
+            ...ormExamplesOf(graded),
+          ]);
           datasets.push(data);
           orm = await trainModel({ scope: input, name: 'orm', file: 'orm-probe-fit', objective: 'orm', data, epochs: training.ormEpochs });
         }
         if (fitCritic) {
-          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [...(await ctx.readDataset(input.criticExamples)), ...criticExamplesOf(graded)]);
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [
+            ...(await ctx.readDataset(input.criticExamples)),
+            ...criticExamplesOf(graded),
+          ]);
           datasets.push(data);
           critic = await trainModel({ scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
         }
-        const objects = [
-          ...(await ctx.datasetObjects(...datasets)),
-          ...orm.objects,
-          ...critic.objects,
-        ];
+        const objects = [...(await ctx.datasetObjects(...datasets)), ...orm.objects, ...critic.objects];
         return { objects, data: { orm: orm.key, critic: critic.key, steps: orm.steps + critic.steps, outcomes: graded.length } };
       });
     },
@@ -144,7 +157,14 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const rewards: RewardRow[] = all.map((record, i) => {
           // A trajectory with no step (the start page failed to load) cannot be judged: reward 0.
           const verdict = (states[i] ? scored[next++] : null) ?? { pYes: 0, reward: 0 };
-          const row = { taskId: record.taskId, site: record.site, trajectoryKey: rows[i]!.trajectoryKey, pYes: verdict.pYes, score: record.score, graded: record.graded };
+          const row = {
+            taskId: record.taskId,
+            site: record.site,
+            trajectoryKey: rows[i]!.trajectoryKey,
+            pYes: verdict.pYes,
+            score: record.score,
+            graded: record.graded,
+          };
           // The ORM still judges what the evaluator rewards, so its accuracy stays measured.
           if (config.campaign.reward === 'evaluator' && record.graded) return { ...row, reward: record.score >= 1 ? 1 : 0, rewardFrom: 'evaluator' };
           return { ...row, reward: verdict.reward, rewardFrom: 'orm' };
@@ -191,7 +211,11 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         // An actor trained from records has this phase's steps scored too (their reference log-probs);
         // a step that cannot be scored is left out of this phase's replay, or has null log-probs in its
         // training record (and is recorded).
-        const items = [...buffer, ...(actor.trainsFromRecords ? current : [])].map((row, i) => ({ id: `${row.taskId}#${i}`, state: row.state, response: row.response }));
+        const items = [...buffer, ...(actor.trainsFromRecords ? current : [])].map((row, i) => ({
+          id: `${row.taskId}#${i}`,
+          state: row.state,
+          response: row.response,
+        }));
         const scoring = await actor.logProbs(input.actor, items);
         const logProbs = scoring.logProbs.slice(0, buffer.length);
         const currentLogProbs = actor.trainsFromRecords ? scoring.logProbs.slice(buffer.length) : undefined;

@@ -33,7 +33,11 @@ export function embeddedTrainer(ctx: CampaignContext): Trainer {
     },
   };
 
-  async function trainHere(spec: TrainSpec, { key, stateKey, training }: TrainingTarget, latest: { details: object }): Promise<{ steps: number; objects: ObjectInfo[] }> {
+  async function trainHere(
+    spec: TrainSpec,
+    { key, stateKey, training }: TrainingTarget,
+    latest: { details: object },
+  ): Promise<{ steps: number; objects: ObjectInfo[] }> {
     const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
     await mkdir(dir, { recursive: true });
     const learningRate = training.learningRates[spec.objective];
@@ -63,7 +67,11 @@ export function embeddedTrainer(ctx: CampaignContext): Trainer {
       ...(spec.reference ? { reference: await ctx.localFile(spec.reference, { withCard: true }) } : {}),
       ...(spec.critic ? { critic: await ctx.localFile(spec.critic, { withCard: true }) } : {}),
       // Cards name models by storage key, never by this host's paths.
-      modelRefs: { ...(spec.init ? { init: spec.init } : {}), ...(spec.reference ? { reference: spec.reference } : {}), ...(spec.critic ? { critic: spec.critic } : {}) },
+      modelRefs: {
+        ...(spec.init ? { init: spec.init } : {}),
+        ...(spec.reference ? { reference: spec.reference } : {}),
+        ...(spec.critic ? { critic: spec.critic } : {}),
+      },
     };
     // Checkpoint uploads are chained so they land in order; the last one is awaited before returning.
     let uploads = Promise.resolve();

@@ -17,7 +17,12 @@ export interface RecordScope {
   prompts: PromptBuilder;
 }
 
-export async function stepRecordOf(row: ExperienceRow, source: TrainingStepRecord['source'], scored: ActionLogProb | null, scope: RecordScope): Promise<TrainingStepRecord> {
+export async function stepRecordOf(
+  row: ExperienceRow,
+  source: TrainingStepRecord['source'],
+  scored: ActionLogProb | null,
+  scope: RecordScope,
+): Promise<TrainingStepRecord> {
   // Rows kept before trajectories were recorded with their steps stand alone: a one-step trajectory.
   const traceId = row.traceId ?? `task-${row.taskId}`;
   const step = row.step ?? 0;

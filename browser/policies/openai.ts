@@ -108,7 +108,11 @@ export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
   return {
     name: 'openai',
     async act({ task, observation, history, signal }: PolicyInput): Promise<PolicyOutput> {
-      const { prompt, observationCut } = await prompts.build(task.intent, history.map((h) => h.response), observation.html);
+      const { prompt, observationCut } = await prompts.build(
+        task.intent,
+        history.map((h) => h.response),
+        observation.html,
+      );
       return { response: await complete(prompt, signal), prompt, observationCut };
     },
   };

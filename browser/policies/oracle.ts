@@ -60,7 +60,11 @@ export function createOraclePolicy(): Policy {
       const step: OracleStep = task.oracle[history.length] ?? { action: 'exit', message: '' };
       const { action, comment } = actionFor(step, observation.elements);
       const response = comment ? `${comment}\n${formatAction(action)}` : formatAction(action);
-      const prompt = buildPrompt(task.intent, history.map((h) => h.response), observation.html);
+      const prompt = buildPrompt(
+        task.intent,
+        history.map((h) => h.response),
+        observation.html,
+      );
       return { response, prompt };
     },
   };

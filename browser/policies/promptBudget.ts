@@ -53,7 +53,11 @@ export function createPromptBuilder(format: PromptFormat, budget?: TokenBudget):
 }
 
 /** The budget of a served model: its context (configured, else the server's) less the answer's room. */
-export function contextBudget(counter: { count(prompt: string): Promise<number>; contextTokens(): Promise<number> }, maxTokens: number, contextTokens?: number): TokenBudget {
+export function contextBudget(
+  counter: { count(prompt: string): Promise<number>; contextTokens(): Promise<number> },
+  maxTokens: number,
+  contextTokens?: number,
+): TokenBudget {
   return {
     count: (prompt) => counter.count(prompt),
     async limit() {

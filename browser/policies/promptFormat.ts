@@ -40,7 +40,10 @@ type Message = { role: 'system' | 'user' | 'assistant'; content: string };
 
 /** The conversation of a round: what the chat template renders. */
 export function chatMessages(intent: string, pastResponses: readonly string[], observation: string): Message[] {
-  const user = (index: number, seen: string): Message => ({ role: 'user', content: `${index === 0 ? `Task Instruction: ${intent}\n\n` : ''}Round ${index}\n\n${seen}` });
+  const user = (index: number, seen: string): Message => ({
+    role: 'user',
+    content: `${index === 0 ? `Task Instruction: ${intent}\n\n` : ''}Round ${index}\n\n${seen}`,
+  });
   return [
     ...pastResponses.flatMap((response, i): Message[] => [user(i, pastObservation(i, intent)), { role: 'assistant', content: response }]),
     user(pastResponses.length, observation),
@@ -116,10 +119,25 @@ export function chatTemplateFormat(dir: string): PromptFormat {
   // after an assistant message's content up to the first white space (ChatML's `<|im_end|>`, not the
   // newline between turns), else the EOS.
   const marker = '\u2063assistant-content\u2063';
-  const conversation = render([{ role: 'user', content: 'x' }, { role: 'assistant', content: marker }], false);
+  const conversation = render(
+    [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: marker },
+    ],
+    false,
+  );
   const at = conversation.indexOf(marker);
-  const endOfTurn = (at < 0 ? '' : conversation.slice(at + marker.length).trimStart().split(/\s/)[0]) || specials.eos_token || '';
-  if (endOfTurn === '') throw new Error(`the chat template in ${dir} writes nothing after an assistant message and the tokenizer has no eos_token: no end of turn to stop on`);
+  const endOfTurn =
+    (at < 0
+      ? ''
+      : conversation
+          .slice(at + marker.length)
+          .trimStart()
+          .split(/\s/)[0]) ||
+    specials.eos_token ||
+    '';
+  if (endOfTurn === '')
+    throw new Error(`the chat template in ${dir} writes nothing after an assistant message and the tokenizer has no eos_token: no end of turn to stop on`);
 
   const renderChat = (messages: Message[]) => {
     const text = render(messages, true);

@@ -37,7 +37,10 @@ function candidates(elements: readonly ObservedElement[], rng: SeededRng): (() =
   const all: (() => Action)[] = [];
   for (const element of elements) {
     const id = element.id;
-    all.push(() => ({ kind: 'Click', element: id }), () => ({ kind: 'Hover', element: id }));
+    all.push(
+      () => ({ kind: 'Click', element: id }),
+      () => ({ kind: 'Hover', element: id }),
+    );
     if (isTextField(element)) {
       all.push(() => ({ kind: 'Type', element: id, argument: rng.pick(words) }));
       all.push(() => ({ kind: 'Search', element: id, argument: rng.pick(words) }));
@@ -57,7 +60,11 @@ export function createRandomPolicy(options: RandomPolicyOptions = {}): Policy {
     async act({ task, observation, history }: PolicyInput): Promise<PolicyOutput> {
       const rng = new SeededRng(deriveSeed(seed, task.task_id, history.length));
       const action = rng.pick(candidates(observation.elements, rng))();
-      const prompt = buildPrompt(task.intent, history.map((h) => h.response), observation.html);
+      const prompt = buildPrompt(
+        task.intent,
+        history.map((h) => h.response),
+        observation.html,
+      );
       return { response: formatAction(action), prompt };
     },
   };

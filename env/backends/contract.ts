@@ -118,7 +118,12 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
    * Optional per-phase preparation (resets, health); `once` runs the resets at most once per phase and
    * moment. A backend that has one makes the workflow run it (the workflow input's `environmentChecks`).
    */
-  prepare?(workers: WorkerResources, settings: S, moment: PreparationMoment, once: (resets: () => Promise<string[]>) => Promise<string[]>): Promise<Preparation>;
+  prepare?(
+    workers: WorkerResources,
+    settings: S,
+    moment: PreparationMoment,
+    once: (resets: () => Promise<string[]>) => Promise<string[]>,
+  ): Promise<Preparation>;
   /** Its oracle, if it has one: the tasks phase 0 can demonstrate (they carry oracle plans). */
   readonly oracle?: { demonstrable(tasks: readonly EnvironmentTask[]): EnvironmentTask[] };
   /** The curriculum's own task evolution over its world, if it has one (else new tasks come from a chat generator). */

@@ -20,7 +20,8 @@ import * as webarena from './webarena';
  * from them, and the backends' types refer to the config's.)
  */
 export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings, miniwob.settings], {
-  error: (issue: { code?: string }): string | undefined => (issue.code === 'invalid_union' ? `Invalid option: expected one of ${backendNames().join('|')}` : undefined),
+  error: (issue: { code?: string }): string | undefined =>
+    issue.code === 'invalid_union' ? `Invalid option: expected one of ${backendNames().join('|')}` : undefined,
 });
 export type EnvironmentSettings = z.output<typeof environmentSettings>;
 export type BackendName = EnvironmentSettings['backend'];

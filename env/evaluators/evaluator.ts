@@ -129,7 +129,13 @@ interface CompiledTarget {
   contents: RequiredContents;
 }
 
-function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: number, harness: Harness, problems: TaskConfigError[]): CompiledTarget | undefined {
+function compileTarget(
+  task: WebArenaTask,
+  target: ProgramHtmlTarget,
+  index: number,
+  harness: Harness,
+  problems: TaskConfigError[],
+): CompiledTarget | undefined {
   const field = `eval.program_html[${index}]`;
   const problem = (sub: string, message: string) => void problems.push(new TaskConfigError(task.task_id, `${field}.${sub}`, message));
   const before = problems.length;
@@ -169,7 +175,8 @@ function compileTarget(task: WebArenaTask, target: ProgramHtmlTarget, index: num
 /** Where a task needs an LLM judge in WebArena (fuzzy_match, ua_match): the fields. */
 export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena-lite'): string[] {
   const fields: string[] = [];
-  if (task.eval.eval_types.includes('string_match') && task.eval.reference_answers?.fuzzy_match !== undefined) fields.push('eval.reference_answers.fuzzy_match');
+  if (task.eval.eval_types.includes('string_match') && task.eval.reference_answers?.fuzzy_match !== undefined)
+    fields.push('eval.reference_answers.fuzzy_match');
   if (HARNESS_RULES[harness].judgesProgramHtml && task.eval.eval_types.includes('program_html')) {
     (task.eval.program_html ?? []).forEach((target, i) => {
       if (target.required_contents.fuzzy_match !== undefined) fields.push(`eval.program_html[${i}].required_contents.fuzzy_match`);
@@ -248,7 +255,10 @@ const webArenaRules: HarnessRules = {
   taskProblems(task, problem) {
     const types = task.eval.eval_types;
     if (types.includes('url_match') && task.eval.url_note === 'EXACT') {
-      problem('eval.url_note', `WebArena's harness matches URLs by "GOLD in PRED" only (its default); "EXACT" is WebArena-Lite's (use the webarena-lite harness)`);
+      problem(
+        'eval.url_note',
+        `WebArena's harness matches URLs by "GOLD in PRED" only (its default); "EXACT" is WebArena-Lite's (use the webarena-lite harness)`,
+      );
     }
     if (types.includes('string_match') && task.eval.reference_answers?.must_exclude) {
       problem('eval.reference_answers.must_exclude', "WebArena's harness has no must_exclude for answers (use the webarena-lite harness)");
@@ -262,7 +272,8 @@ const webArenaRules: HarnessRules = {
       problem(`WebArena's harness reads exact_match or must_include here, not ${keys.join(', ')} (use the webarena-lite harness)`);
     } else {
       const ignored = keys.filter((key) => key !== (keys.includes('exact_match') ? 'exact_match' : 'must_include'));
-      if (ignored.length) problem(`WebArena's harness would ignore ${ignored.join(', ')} beside ${keys.includes('exact_match') ? 'exact_match' : 'must_include'}`);
+      if (ignored.length)
+        problem(`WebArena's harness would ignore ${ignored.join(', ')} beside ${keys.includes('exact_match') ? 'exact_match' : 'must_include'}`);
     }
   },
   alwaysNeedsLlmJudge: true,
@@ -317,8 +328,10 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
   const types = task.eval.eval_types;
 
   const rules = HARNESS_RULES[harness];
-  if (types.includes('page_reward')) problem('eval.eval_types', 'page_reward is scored by the page itself (the miniwob backend), not by the WebArena evaluators');
-  if (types.includes('webarena_verified')) problem('eval.eval_types', "a WebArena-Verified task is scored by its official evaluator: use harness webarena-verified");
+  if (types.includes('page_reward'))
+    problem('eval.eval_types', 'page_reward is scored by the page itself (the miniwob backend), not by the WebArena evaluators');
+  if (types.includes('webarena_verified'))
+    problem('eval.eval_types', 'a WebArena-Verified task is scored by its official evaluator: use harness webarena-verified');
   rules.taskProblems(task, problem);
   if ((options.requireLlmJudge || rules.alwaysNeedsLlmJudge) && options.judge.kind !== 'llm') {
     for (const field of llmJudgedFields(task, harness)) {

@@ -66,7 +66,12 @@ async function shopRest(ctx: HelperContext, method: 'GET' | 'POST', path: string
   const what = `the shop's REST API (${method} ${base}${path.split('?')[0]})`;
   let response: Response;
   try {
-    response = await fetch(`${base}${path}`, { method, headers, ...(options.body !== undefined ? { body: options.body } : {}), signal: AbortSignal.timeout(REST_TIMEOUT_MS) });
+    response = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      ...(options.body !== undefined ? { body: options.body } : {}),
+      signal: AbortSignal.timeout(REST_TIMEOUT_MS),
+    });
   } catch (error) {
     throw new Error(`${what} is unreachable: ${(error as Error).message}`, { cause: error });
   }

@@ -27,7 +27,20 @@ function looseForm(text: string): string {
     .trim();
 }
 
-const UNACHIEVABLE_MARKERS = ['n a', 'not possible', 'impossible', 'cannot', 'can t', 'unable', 'not available', 'does not exist', 'doesn t exist', 'no such', 'unachievable', 'not found'];
+const UNACHIEVABLE_MARKERS = [
+  'n a',
+  'not possible',
+  'impossible',
+  'cannot',
+  'can t',
+  'unable',
+  'not available',
+  'does not exist',
+  'doesn t exist',
+  'no such',
+  'unachievable',
+  'not found',
+];
 
 /**
  * Deterministic stand-in for the LLM judge (the embedded default): an answer matches when every
@@ -113,7 +126,10 @@ export class LlmJudge implements FuzzyJudge {
   }
 
   async matches(input: { intent: string; reference: string[]; answer: string }): Promise<boolean> {
-    const reply = await this.ask(fuzzyMatchPrompt({ intent: input.intent, reference: input.reference.join(', '), answer: input.answer }), 'fuzzy_match verdict');
+    const reply = await this.ask(
+      fuzzyMatchPrompt({ intent: input.intent, reference: input.reference.join(', '), answer: input.answer }),
+      'fuzzy_match verdict',
+    );
     if (reply.includes('partially correct') || reply.includes('incorrect')) return false;
     if (reply.includes('correct')) return true;
     throw new JudgeReplyError(`the judge ${this.describe()} answered no verdict (correct / incorrect / partially correct): "${excerpt(reply, 200)}"`);

@@ -7,12 +7,7 @@ import type { Page } from 'playwright-core';
 function pythonRepr(value: unknown): string {
   if (typeof value === 'string') {
     const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value
-      .replace(/\\/g, '\\\\')
-      .replace(/\n/g, '\\n')
-      .replace(/\r/g, '\\r')
-      .replace(/\t/g, '\\t')
-      .replaceAll(quote, `\\${quote}`);
+    const body = value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t').replaceAll(quote, `\\${quote}`);
     return `${quote}${body}${quote}`;
   }
   return pythonStr(value);
@@ -32,7 +27,10 @@ export function pythonStr(value: unknown): string {
   if (typeof value === 'number') return pythonFloat(value);
   if (Array.isArray(value)) return `[${value.map(pythonRepr).join(', ')}]`;
   if (value instanceof Date) return value.toISOString().replace('T', ' ').replace('Z', '+00:00');
-  if (typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`).join(', ')}}`;
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pythonRepr(k)}: ${pythonRepr(v)}`)
+      .join(', ')}}`;
   return String(value);
 }
 

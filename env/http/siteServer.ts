@@ -128,7 +128,14 @@ export async function startSiteServer<S>(
   async function standaloneRoute(req: IncomingMessage, url: URL, site: Standalone): Promise<Reply | undefined> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (path === '/__webrl/health') {
-      const body = { site: app.name, mode: 'standalone', logins: site.logins, failedLogins: site.failedLogins, resets: site.resets, changedRows: changedRows(site.state) };
+      const body = {
+        site: app.name,
+        mode: 'standalone',
+        logins: site.logins,
+        failedLogins: site.failedLogins,
+        resets: site.resets,
+        changedRows: changedRows(site.state),
+      };
       return json(body);
     }
     if (path === '/__webrl/reset') {
@@ -193,7 +200,14 @@ export async function startSiteServer<S>(
     const episodeId = shared ? undefined : episodeIdFromCookie(req.headers.cookie);
     const state = shared ? (shared.state as S) : episodeId === undefined ? store.publicState : store.get(episodeId);
     if (state === undefined) {
-      return send(res, page(html`<h1>Episode expired</h1><p>This browser's episode (${episodeId}) is no longer served.</p>`, 410));
+      return send(
+        res,
+        page(
+          html`<h1>Episode expired</h1>
+            <p>This browser's episode (${episodeId}) is no longer served.</p>`,
+          410,
+        ),
+      );
     }
     const atRoot = app.rootPaths?.some((prefix) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) ?? false;
     if (!atRoot && !url.pathname.startsWith(app.basePath)) {
@@ -206,7 +220,18 @@ export async function startSiteServer<S>(
       if (!match) throw new HttpError(404, `Page ${url.pathname} was not found`);
       const body = method === 'POST' ? await readBody(req) : '';
       const form = new URLSearchParams(body);
-      const result = match.handler({ method, url, path, params: match.params, query: url.searchParams, form, body, headers: req.headers, state, base: app.basePath });
+      const result = match.handler({
+        method,
+        url,
+        path,
+        params: match.params,
+        query: url.searchParams,
+        form,
+        body,
+        headers: req.headers,
+        state,
+        base: app.basePath,
+      });
       send(res, result instanceof Html ? page(result) : result);
     } catch (error) {
       const status = error instanceof HttpError ? error.status : 500;

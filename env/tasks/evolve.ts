@@ -85,7 +85,10 @@ export function evolveTasks(request: EvolveRequest): WebArenaTask[] {
     return drafts.get(template.id)!;
   };
   const known = new Set(request.knownIntents);
-  const fresh = (template: TaskTemplate): Candidate[] => draftsFor(template).filter((d) => !known.has(renderIntent(template.intent, d.params))).map((draft) => ({ template, draft }));
+  const fresh = (template: TaskTemplate): Candidate[] =>
+    draftsFor(template)
+      .filter((d) => !known.has(renderIntent(template.intent, d.params)))
+      .map((draft) => ({ template, draft }));
   const rng = new Rng(request.seed).fork('evolve');
   const sites = [...bySite.keys()].sort();
   // Sites share the budget evenly; a site that runs out of fresh variants leaves its share to others.

@@ -37,7 +37,8 @@ function checkCompositions(templates: TaskTemplate[]): TaskTemplate[] {
     if (a === b) throw new Error(`template ${t.id} composes template ${a} with itself`);
     for (const id of t.composes) {
       const component = byId.get(id);
-      if (!component || component.composes || component.site !== t.site) throw new Error(`template ${t.id} composes ${id}, which is not a plain ${t.site} template`);
+      if (!component || component.composes || component.site !== t.site)
+        throw new Error(`template ${t.id} composes ${id}, which is not a plain ${t.site} template`);
     }
   }
   return templates;

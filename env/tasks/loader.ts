@@ -123,10 +123,7 @@ export function buildTasks(tasks: readonly WebArenaTask[], options: EvaluatorOpt
 }
 
 /** Reads, validates and builds a task file in one go; the first problem throws. */
-export async function loadTaskFile(
-  path: string,
-  options: EvaluatorOptions & { maxBytes?: number },
-): Promise<{ tasks: LoadedTask[]; counts: TaskCounts }> {
+export async function loadTaskFile(path: string, options: EvaluatorOptions & { maxBytes?: number }): Promise<{ tasks: LoadedTask[]; counts: TaskCounts }> {
   const configs = await readTaskFile(path, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
   return { tasks: buildTasks(configs, options), counts: countTasks(configs) };
 }

@@ -12,7 +12,14 @@ import type { WebArenaTask } from './schema';
 
 /** The values an agent's response may take (the package's MainObjectiveType and Status, upper case). */
 export const VERIFIED_TASK_TYPES = ['RETRIEVE', 'MUTATE', 'NAVIGATE'] as const;
-export const VERIFIED_STATUSES = ['SUCCESS', 'ACTION_NOT_ALLOWED_ERROR', 'PERMISSION_DENIED_ERROR', 'NOT_FOUND_ERROR', 'DATA_VALIDATION_ERROR', 'UNKNOWN_ERROR'] as const;
+export const VERIFIED_STATUSES = [
+  'SUCCESS',
+  'ACTION_NOT_ALLOWED_ERROR',
+  'PERMISSION_DENIED_ERROR',
+  'NOT_FOUND_ERROR',
+  'DATA_VALIDATION_ERROR',
+  'UNKNOWN_ERROR',
+] as const;
 
 const caseless = <T extends readonly [string, ...string[]]>(values: T) =>
   z.string().transform((value, ctx) => {

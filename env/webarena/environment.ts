@@ -157,7 +157,11 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
     tasks: readonly WebArenaTask[],
     private readonly scoring: { judge?: FuzzyJudge; harness?: ScoringHarness } = {},
   ) {
-    this.tasks = new EvaluatedTasks(tasks, { siteUrls: sites.urls, judge: scoring.judge ?? new DeterministicJudge(), harness: scoring.harness ?? 'webarena-lite' });
+    this.tasks = new EvaluatedTasks(tasks, {
+      siteUrls: sites.urls,
+      judge: scoring.judge ?? new DeterministicJudge(),
+      harness: scoring.harness ?? 'webarena-lite',
+    });
   }
 
   async prepareEpisode(context: BrowserContext, episodeTask: EpisodeTask): Promise<PreparedEpisode> {

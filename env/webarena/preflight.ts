@@ -51,7 +51,9 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
       const verifiedHarness = webarena.harness === 'webarena-verified';
       const mismatched = loaded.filter((task) => Boolean(task.verified) !== verifiedHarness);
       if (mismatched.length) {
-        const why = verifiedHarness ? "are not in WebArena-Verified's format, which harness webarena-verified scores" : 'are WebArena-Verified tasks: set harness: webarena-verified';
+        const why = verifiedHarness
+          ? "are not in WebArena-Verified's format, which harness webarena-verified scores"
+          : 'are WebArena-Verified tasks: set harness: webarena-verified';
         problems.push(`campaign.environment.webarena.tasks.${split}: ${taskList(mismatched)} of ${describeSource(webarena.tasks[split])} ${why}`);
       }
       tasks.push(...loaded);
@@ -65,7 +67,9 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
     }
   }
   if (webarena.harness === 'webarena-verified') {
-    await ensureWebArenaVerified().catch((error: unknown) => problems.push(`campaign.environment.webarena.harness: WebArena-Verified's evaluator is not available: ${(error as Error).message}`));
+    await ensureWebArenaVerified().catch((error: unknown) =>
+      problems.push(`campaign.environment.webarena.harness: WebArena-Verified's evaluator is not available: ${(error as Error).message}`),
+    );
   }
   const sites = webArenaSites(webarena);
   const urls = siteUrlsOf(sites);
@@ -73,7 +77,9 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
   for (const task of tasks) for (const site of task.sites) bySite.set(site, [...(bySite.get(site) ?? []), task]);
   for (const [site, affected] of bySite) {
     if (!urls[site as keyof typeof urls]) {
-      problems.push(`site ${site} has no URL (set campaign.environment.webarena.sites.${site}.url or ${site.toUpperCase()}); it is needed by ${taskList(affected)}`);
+      problems.push(
+        `site ${site} has no URL (set campaign.environment.webarena.sites.${site}.url or ${site.toUpperCase()}); it is needed by ${taskList(affected)}`,
+      );
     }
   }
   const down = await unavailableSites([...sites, ...(webarena.homepage ? [{ name: 'homepage', url: webarena.homepage }] : [])], webarena.healthCheck);

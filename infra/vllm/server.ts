@@ -81,7 +81,8 @@ export async function startVllmServer(options: VllmServerOptions): Promise<Runni
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort());
   const args = ['-m', 'vllm.entrypoints.openai.api_server', '--model', options.model, '--served-model-name', options.servedModelName];
-  if (options.maxLoraRank !== undefined) args.push('--enable-lora', '--max-lora-rank', String(options.maxLoraRank), '--max-loras', String(options.maxLoras ?? 4));
+  if (options.maxLoraRank !== undefined)
+    args.push('--enable-lora', '--max-lora-rank', String(options.maxLoraRank), '--max-loras', String(options.maxLoras ?? 4));
   if (options.maxModelLen !== undefined) args.push('--max-model-len', String(options.maxModelLen));
   args.push('--dtype', options.dtype ?? 'float32', '--host', host, '--port', String(port));
   await mkdir(dirname(options.logFile), { recursive: true });

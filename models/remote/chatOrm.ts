@@ -37,7 +37,7 @@ export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
  */
 export const ORM_SYSTEM_PROMPT =
   'You are an expert in evaluating the performance of a website navigation agent. The agent is designed to ' +
-  'help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent\'s action ' +
+  "help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent's action " +
   'history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is ' +
   'successful or not. You must respond with YES or NO.';
 

@@ -116,7 +116,13 @@ function promptLogprobTokens(reply: unknown): ScoredToken[] {
 
 /** The exact prompt text the completions actor sends in `state`. */
 export async function statePrompt(prompts: PromptBuilder, state: ModelState): Promise<string> {
-  return (await prompts.build(state.intent, state.history.map((round) => round.response), state.observation.html)).prompt;
+  return (
+    await prompts.build(
+      state.intent,
+      state.history.map((round) => round.response),
+      state.observation.html,
+    )
+  ).prompt;
 }
 
 export function createCompletionsActorScorer(options: CompletionsActorOptions): ActionScorer {

@@ -102,7 +102,8 @@ export async function judgeFeasibility<T extends JudgedTask>(tasks: readonly T[]
   const verdictById = new Map<string, FeasibilityVerdict>();
   await mapWithConcurrency(batches, options.concurrency ?? 4, async ({ site, tasks: batch }) => {
     const ids = batch.map((task) => String(task.task_id));
-    const fail = (reason: string, raw?: string, which = ids) => failures.push({ site, task_ids: which, reason, ...(raw !== undefined ? { raw: excerpt(raw) } : {}) });
+    const fail = (reason: string, raw?: string, which = ids) =>
+      failures.push({ site, task_ids: which, reason, ...(raw !== undefined ? { raw: excerpt(raw) } : {}) });
     const goals = options.infeasibleGoals?.[site] ?? INFEASIBLE_GOALS[site] ?? ANY_SITE;
     let reply: string;
     try {

@@ -126,7 +126,11 @@ function urlPrefixes(seeds: readonly SeedTask[]): string[] {
   return [...prefixes];
 }
 
-const normalise = (intent: string) => intent.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const normalise = (intent: string) =>
+  intent
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 export async function generateTasksWithLlm(sites: readonly SiteSeeds[], options: TaskGenerationOptions): Promise<TaskGenerationResult> {
   const client = createClient(options);
@@ -143,7 +147,13 @@ export async function generateTasksWithLlm(sites: readonly SiteSeeds[], options:
       const fail = (reason: string, raw?: string) => failures.push({ site, turn, reason, ...(raw !== undefined ? { raw: excerpt(raw) } : {}) });
       let reply: string;
       try {
-        reply = await chatText(client, { temperature: 1, ...options }, SYSTEM_PROMPT, userPrompt(site, description, seeds, proposed, count), `task generation for ${site}`);
+        reply = await chatText(
+          client,
+          { temperature: 1, ...options },
+          SYSTEM_PROMPT,
+          userPrompt(site, description, seeds, proposed, count),
+          `task generation for ${site}`,
+        );
       } catch (error) {
         fail((error as Error).message);
         continue;

@@ -36,7 +36,12 @@ export function createVllmTokenCounter(options: TokenCounterOptions): TokenCount
       async () => {
         const timeout = AbortSignal.timeout(options.timeoutMs ?? 60_000);
         const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-        const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ model: options.model, prompt, add_special_tokens: true }), signal });
+        const response = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model: options.model, prompt, add_special_tokens: true }),
+          signal,
+        });
         const text = await response.text();
         if (!response.ok) throw new HttpStatusError(response.status, `HTTP ${response.status}: ${text.slice(0, 200)}`);
         const parsed = replySchema.safeParse(JSON.parse(text));

@@ -148,7 +148,10 @@ function prepareBinary(kind: 'critic' | 'orm', batch: FeatureBatch, labels: numb
         for (let o = 0; o < outputs; o++) p = Math.min(p, sigmoid(logits[r * outputs + o]!));
         if ((p >= 0.5 ? 1 : 0) === label) hits++;
       });
-      return { trainAccuracy: labels.length === 0 ? 0 : hits / labels.length, positiveShare: labels.length === 0 ? 0 : labels.filter((l) => l === 1).length / labels.length };
+      return {
+        trainAccuracy: labels.length === 0 ? 0 : hits / labels.length,
+        positiveShare: labels.length === 0 ? 0 : labels.filter((l) => l === 1).length / labels.length,
+      };
     },
   };
 }
@@ -199,7 +202,10 @@ function prepareWebRL(all: readonly WebRLStepExample[], frozen: FrozenModels, ru
   const reference = frozen.reference;
   const rows = new CandidateRows(all.map((example) => example.state));
   const targets = all.map((example) => candidateIndex(buildCandidates(example.state.intent, example.state.observation), example.response));
-  const values = minValues(frozen.critic, all.map((example) => example.state));
+  const values = minValues(
+    frozen.critic,
+    all.map((example) => example.state),
+  );
   const nextStates = all.flatMap((example) => (example.nextState ? [example.nextState] : []));
   const nextValues = minValues(frozen.critic, nextStates);
   let next = 0;
@@ -240,7 +246,11 @@ export function prepareTask(data: ObjectiveData, frozen: FrozenModels, rule: Bet
     case 'actor-webrl':
       return prepareWebRL(data.examples, frozen, rule);
     case 'critic':
-      return prepareBinary('critic', featurizeStates(data.examples.map((e) => e.state)), data.examples.map((e) => (e.mcReturn > 0 ? 1 : 0)));
+      return prepareBinary(
+        'critic',
+        featurizeStates(data.examples.map((e) => e.state)),
+        data.examples.map((e) => (e.mcReturn > 0 ? 1 : 0)),
+      );
     case 'orm':
       return prepareOutcomes(featurizeOutcomeViews(data.examples));
   }

@@ -42,7 +42,8 @@ const turnSchema = z.looseObject({ from: z.enum(['system', 'human', 'gpt']), val
 const entrySchema = z.looseObject({ conversations: z.array(turnSchema).min(2) });
 const ROLES = { system: 'system', human: 'user', gpt: 'assistant' } as const;
 
-const issues = (where: string, error: z.ZodError) => error.issues.map((issue) => `${where}${issue.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue.message}`);
+const issues = (where: string, error: z.ZodError) =>
+  error.issues.map((issue) => `${where}${issue.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue.message}`);
 
 function sharegptPairs(text: string, render: ChatRenderer | undefined, problems: string[]): SftPair[] {
   let json: unknown;
@@ -64,10 +65,16 @@ function sharegptPairs(text: string, render: ChatRenderer | undefined, problems:
     const turns = parsed.data.conversations;
     const start = turns[0]!.from === 'system' ? 1 : 0;
     const misplaced = turns.findIndex((turn, t) => t >= start && turn.from !== ((t - start) % 2 === 0 ? 'human' : 'gpt'));
-    if (misplaced >= 0) return void problems.push(`${where} conversations.${misplaced}.from: expected ${(misplaced - start) % 2 === 0 ? 'human' : 'gpt'} (turns alternate human / gpt after an optional system turn)`);
+    if (misplaced >= 0)
+      return void problems.push(
+        `${where} conversations.${misplaced}.from: expected ${(misplaced - start) % 2 === 0 ? 'human' : 'gpt'} (turns alternate human / gpt after an optional system turn)`,
+      );
     if (turns.at(-1)!.from !== 'gpt') return void problems.push(`${where} conversations.${turns.length - 1}.from: the last turn must be gpt (the target)`);
     if (!render) {
-      if (turns.length !== 2 || start !== 0) return void problems.push(`${where} conversations: with promptFormat webrl-llama3 an entry is one human turn (the released prompt) and one gpt turn; it has ${turns.length} turns`);
+      if (turns.length !== 2 || start !== 0)
+        return void problems.push(
+          `${where} conversations: with promptFormat webrl-llama3 an entry is one human turn (the released prompt) and one gpt turn; it has ${turns.length} turns`,
+        );
       pairs.push({ where, prompt: turns[0]!.value, response: turns[1]!.value });
       return;
     }

@@ -102,7 +102,15 @@ function startCursor(size: number, seed: number): TrainingCursor {
 }
 
 /** One Adam step on the next batch of the cursor's data order (a new permutation when one is used up). */
-function trainStep(task: PreparedTask, network: Network, adam: AdamState, cursor: TrainingCursor, rng: SeededRng, batchSize: number, learningRate: number): number {
+function trainStep(
+  task: PreparedTask,
+  network: Network,
+  adam: AdamState,
+  cursor: TrainingCursor,
+  rng: SeededRng,
+  batchSize: number,
+  learningRate: number,
+): number {
   const examples: number[] = [];
   while (examples.length < Math.min(batchSize, task.size)) {
     if (cursor.position >= cursor.order.length) {
@@ -175,7 +183,8 @@ export async function train(job: TrainingJob, hooks: TrainingHooks = {}): Promis
     ({ network, adam, cursor } = snapshot);
   } else {
     network = initPath ? await loadNetwork(initPath, 'initial model') : createNetwork(networkShape(task.kind, hidden), deriveSeed(job.seed, 'init'));
-    if (network.shape.outputs !== MODEL_SPECS[task.kind].outputs) throw new Error(`the initial model does not have a ${task.kind}'s ${MODEL_SPECS[task.kind].outputs} output(s)`);
+    if (network.shape.outputs !== MODEL_SPECS[task.kind].outputs)
+      throw new Error(`the initial model does not have a ${task.kind}'s ${MODEL_SPECS[task.kind].outputs} output(s)`);
     adam = createAdamState(network);
     cursor = startCursor(task.size, job.seed);
   }

@@ -44,5 +44,7 @@ export type TrainerVariable = keyof typeof TRAINER_VARIABLES;
 
 /** A job's settings as the environment variables the trainer reads. */
 export function trainerVariables(values: Partial<Record<TrainerVariable, string | number>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[TRAINER_VARIABLES[name as TrainerVariable], String(value)]])));
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[TRAINER_VARIABLES[name as TrainerVariable], String(value)]])),
+  );
 }

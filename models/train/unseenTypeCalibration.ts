@@ -51,7 +51,8 @@ export const CALIBRATION_FITS = CALIBRATION_REPEATS * CALIBRATION_FOLDS;
 export function calibrateUnseenTypes(examples: readonly OutcomeExample[], seed: number, fit: FoldFit): CalibrationOutcome {
   const typeOf = examples.map((example) => taskType(example.state.intent));
   const knownTaskTypes = [...new Set(typeOf)].sort();
-  if (knownTaskTypes.length < CALIBRATION_FOLDS) return { calibration: { knownTaskTypes, unseenTypeLogitOffset: 0 }, metrics: { unseenTypeCvExamples: 0, unseenTypeLogitOffset: 0 } };
+  if (knownTaskTypes.length < CALIBRATION_FOLDS)
+    return { calibration: { knownTaskTypes, unseenTypeLogitOffset: 0 }, metrics: { unseenTypeCvExamples: 0, unseenTypeLogitOffset: 0 } };
 
   const judged: { logit: number; success: boolean }[] = [];
   for (let repeat = 0; repeat < CALIBRATION_REPEATS; repeat++) {

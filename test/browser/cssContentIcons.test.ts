@@ -62,7 +62,8 @@ test("MiniWoB++'s email-inbox icons are named", async () => {
     for (const profile of ['default', 'webrl'] as const) {
       const { html } = await observe(page, profile);
       const name = profile === 'webrl' ? 'title' : 'data-label';
-      for (const icon of ['left arrow white', 'delete', 'star']) assert.match(html, new RegExp(`<span id="\\d+" ${name}="${icon}"`), `${profile}: ${icon} in ${html}`);
+      for (const icon of ['left arrow white', 'delete', 'star'])
+        assert.match(html, new RegExp(`<span id="\\d+" ${name}="${icon}"`), `${profile}: ${icon} in ${html}`);
     }
   } finally {
     await context.close();

@@ -34,7 +34,14 @@ function scripted(replies: string[]): Policy {
     name: 'scripted',
     async act({ task, observation, history }) {
       const response = replies[Math.min(history.length, replies.length - 1)]!;
-      return { response, prompt: buildPrompt(task.intent, history.map((h) => h.response), observation.html) };
+      return {
+        response,
+        prompt: buildPrompt(
+          task.intent,
+          history.map((h) => h.response),
+          observation.html,
+        ),
+      };
     },
   };
 }
@@ -60,18 +67,27 @@ describe('runEpisode', () => {
       { taskId: 'shop-0', traceId: 'trace-a', score: 1, steps: 3, answer: '$59.99', infraFailure: false, reason: 'exit', durationMs: 0 },
     );
     assert.deepEqual(environment.stats, { prepared: 1, evaluated: 1, disposed: 1 });
-    assert.deepEqual(steps.map((s) => s.action?.kind), ['Search', 'Click', 'exit']);
-    assert.deepEqual(steps.map((s) => s.execution), [{ ok: true }, { ok: true }, null]);
+    assert.deepEqual(
+      steps.map((s) => s.action?.kind),
+      ['Search', 'Click', 'exit'],
+    );
+    assert.deepEqual(
+      steps.map((s) => s.execution),
+      [{ ok: true }, { ok: true }, null],
+    );
     assert.match(steps[1]!.url, /results\.html\?q=red\+running\+shoes$/);
     assert.ok(steps.every((s) => s.timings.observeMs > 0));
 
     const rows = toTraceRows('trace-a', task.intent, steps, outcome);
     assert.deepEqual(Object.keys(rows[0]!).slice(0, 6), ['trace_id', 'index', 'prompt', 'html', 'response', 'target']);
-    assert.deepEqual(rows.map((r) => [r.index, r.prompt === task.intent, r.final]), [
-      [0, true, false],
-      [1, false, false],
-      [2, false, true],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.index, r.prompt === task.intent, r.final]),
+      [
+        [0, true, false],
+        [1, false, false],
+        [2, false, true],
+      ],
+    );
   });
 
   test('with the webrl profile the oracle still solves the shop tasks, on pages printed as the reference prints them', async () => {
@@ -80,9 +96,15 @@ describe('runEpisode', () => {
     for (const task of shopTasks(3)) {
       const { outcome, steps } = await run({ task, environment, policy: createOraclePolicy(), options });
       assert.equal(outcome.score, 1, `${task.task_id}: ${outcome.reason} ${outcome.detail ?? ''}`);
-      assert.ok(steps.every((s) => /data-text="/.test(s.html) && !/data-label="/.test(s.html)), 'webrl attributes');
+      assert.ok(
+        steps.every((s) => /data-text="/.test(s.html) && !/data-label="/.test(s.html)),
+        'webrl attributes',
+      );
       const acted = steps.filter((s) => s.execution);
-      assert.ok(acted.every((s) => s.timings.settleMs >= 450), `the 500 ms minimum wait: ${acted.map((s) => Math.round(s.timings.settleMs))}`);
+      assert.ok(
+        acted.every((s) => s.timings.settleMs >= 450),
+        `the 500 ms minimum wait: ${acted.map((s) => Math.round(s.timings.settleMs))}`,
+      );
     }
   });
 
@@ -90,10 +112,17 @@ describe('runEpisode', () => {
     const dir = await mkdtemp(join(tmpdir(), 'webrl-episode-shots-'));
     try {
       const sink = new LocalTraceSink(dir);
-      const { outcome } = await run({ policy: scripted(['do(action="Scroll Down")', 'exit(message="$19.25")']), traceSink: sink, options: { screenshots: true } });
+      const { outcome } = await run({
+        policy: scripted(['do(action="Scroll Down")', 'exit(message="$19.25")']),
+        traceSink: sink,
+        options: { screenshots: true },
+      });
       assert.equal(outcome.traceKey, 'e1.jsonl');
       const rows = await readTraceFile(join(dir, 'e1.jsonl'));
-      assert.deepEqual(rows.map((r) => r.screenshot), ['e1/step-0.png', 'e1/step-1.png']);
+      assert.deepEqual(
+        rows.map((r) => r.screenshot),
+        ['e1/step-0.png', 'e1/step-1.png'],
+      );
       const png = await readFile(join(dir, 'e1/step-1.png'));
       assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG file');
     } finally {
@@ -115,7 +144,10 @@ describe('runEpisode', () => {
     const { outcome, steps } = await run({ policy: scripted([down, down, 'oops', down, down, down, down, down]) });
     assert.equal(outcome.reason, 'repeated_actions');
     assert.equal(outcome.steps, 8);
-    assert.deepEqual(steps.map((s) => s.execution !== null), [true, true, false, true, true, true, true, false]);
+    assert.deepEqual(
+      steps.map((s) => s.execution !== null),
+      [true, true, false, true, true, true, true, false],
+    );
   });
 
   test('max steps ends an episode that never exits', async () => {

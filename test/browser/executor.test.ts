@@ -195,7 +195,10 @@ describe('ActionExecutor', () => {
   });
 
   test('a quiet page waits no longer than the minimum: none for the default profile, 500 ms for webrl', async () => {
-    for (const [profile, least, most] of [['default', 0, 250], ['webrl', 500, 900]] as const) {
+    for (const [profile, least, most] of [
+      ['default', 0, 250],
+      ['webrl', 500, 900],
+    ] as const) {
       const executor = await start(executorOptionsFor(profile), '/autocomplete');
       const result = await act(executor, (o) => ({ kind: 'Click', element: elementWithText(o, 'Nothing').id }));
       assert.ok(result.settleMs >= least && result.settleMs < most, `${profile}: settled after ${result.settleMs} ms`);

@@ -9,7 +9,7 @@ type Expectation = Action | ParseErrorCode;
 /** Realistic model outputs and what they must parse to (an action, or the error code). */
 const TABLE: [string, Expectation][] = [
   ['do(action="Click", element="7")', { kind: 'Click', element: 7 }],
-  ["# Element: the 'Sales' menu item on the left sidebar\ndo(action=\"Click\", element=\"2\")", { kind: 'Click', element: 2 }],
+  ['# Element: the \'Sales\' menu item on the left sidebar\ndo(action="Click", element="2")', { kind: 'Click', element: 2 }],
   ['# Element: the \'Sales\' menu item, second from the top do(action="Click", element="2")', { kind: 'Click', element: 2 }],
   ['  do( action = "Click" ,  element = "12" )  ', { kind: 'Click', element: 12 }],
   ["do(action='Click', element='3')", { kind: 'Click', element: 3 }],

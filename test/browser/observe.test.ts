@@ -43,7 +43,10 @@ async function observeFixture(name: string, profile: ObservationProfile = 'defau
 describe('observation of fixture pages', () => {
   test('form: labelled inputs, live values, hidden and password values stay out', async () => {
     const o = await observeFixture('form.html');
-    assert.deepEqual(o.elements.map((e) => e.tag), ['input', 'input', 'input', 'textarea', 'input', 'button']);
+    assert.deepEqual(
+      o.elements.map((e) => e.tag),
+      ['input', 'input', 'input', 'textarea', 'input', 'button'],
+    );
     assert.match(o.html, /<input id="0" value="a@b\.c" type="email" placeholder="you@example\.com" data-label="Email" data-bbox="\d+,\d+,\d+,\d+"> <\/input>/);
     assert.match(o.html, /<input id="1" title="Full name" type="text" data-label="Name" /);
     assert.match(o.html, /<input id="2" type="password" data-bbox=/, 'a password value is not printed');
@@ -66,7 +69,10 @@ describe('observation of fixture pages', () => {
   test('nested clickables: only the innermost keeps an id', async () => {
     const o = await observeFixture('nested.html');
     assert.deepEqual(texts(o), ['Shop now', 'Inner button', 'Lonely clickable div', 'Button in link', 'Menu link']);
-    assert.deepEqual(o.elements.map((e) => e.tag), ['a', 'button', 'div', 'button', 'a']);
+    assert.deepEqual(
+      o.elements.map((e) => e.tag),
+      ['a', 'button', 'div', 'button', 'a'],
+    );
     assert.equal(o.elements[0]!.text, '', 'the link has no direct text');
     assert.match(o.html, /<a id="0" [^>]*> <span [^>]*> Shop <\/span> <b [^>]*> now <\/b> <\/a>/);
     assert.match(o.html, /<div data-bbox="[\d,]+"> Outer <button id="1"/, 'the onclick wrapper loses its id');
@@ -95,11 +101,14 @@ describe('observation of fixture pages', () => {
 
   test('pointer cursor: the element introducing it is clickable, its children are not', async () => {
     const o = await observeFixture('pointer.html');
-    assert.deepEqual(o.elements.map((e) => [e.tag, e.fullText]), [
-      ['div', 'Card title Card body'],
-      ['a', 'a link'],
-      ['span', 'Pointer span'],
-    ]);
+    assert.deepEqual(
+      o.elements.map((e) => [e.tag, e.fullText]),
+      [
+        ['div', 'Card title Card body'],
+        ['a', 'a link'],
+        ['span', 'Pointer span'],
+      ],
+    );
     assert.match(o.html, /<div data-bbox="[\d,]+"> Plain div <\/div>/);
   });
 
@@ -156,13 +165,16 @@ describe('observation of fixture pages', () => {
 
   test('iframes: same-origin content is inlined, a cross-origin frame is one clickable', async () => {
     const o = await observeFixture('iframes.html');
-    assert.deepEqual(o.elements.map((e) => [e.tag, e.fullText]), [
-      ['button', 'Before frames'],
-      ['button', 'Inner button'],
-      ['a', 'Srcdoc link'],
-      ['iframe', ''],
-      ['button', 'After frames'],
-    ]);
+    assert.deepEqual(
+      o.elements.map((e) => [e.tag, e.fullText]),
+      [
+        ['button', 'Before frames'],
+        ['button', 'Inner button'],
+        ['a', 'Srcdoc link'],
+        ['iframe', ''],
+        ['button', 'After frames'],
+      ],
+    );
     assert.match(o.html, /Inner text <\/span> <button id="1"/);
     assert.match(o.html, /Srcdoc text <\/p> <a id="2"/);
     const frame = o.elements[3]!;
@@ -174,7 +186,10 @@ describe('observation of fixture pages', () => {
 
   test('checkboxes and radios: checked state, values, class names containing "button"', async () => {
     const o = await observeFixture('checkbox.html');
-    assert.deepEqual(o.elements.map((e) => e.checked), [true, false, true, false, undefined, undefined, undefined]);
+    assert.deepEqual(
+      o.elements.map((e) => e.checked),
+      [true, false, true, false, undefined, undefined, undefined],
+    );
     assert.match(o.html, /<input id="0" type="checkbox" data-label="Newsletter" data-bbox="[\d,]+" data-status="checked">/);
     assert.match(o.html, /<input id="3" value="slow" type="radio" data-bbox="[\d,]+" data-status="not-checked">/);
     assert.deepEqual(texts(o).slice(4), ['Fancy', 'One', 'Two'], 'a "button" class wrapping buttons loses its id');
@@ -182,7 +197,10 @@ describe('observation of fixture pages', () => {
 
   test('contentEditable: the editable root is clickable, its paragraphs are not', async () => {
     const o = await observeFixture('editable.html');
-    assert.deepEqual(o.elements.map((e) => [e.tag, e.fullText]), [['div', 'Edit me Second paragraph']]);
+    assert.deepEqual(
+      o.elements.map((e) => [e.tag, e.fullText]),
+      [['div', 'Edit me Second paragraph']],
+    );
     assert.match(o.html, /<div id="0" data-bbox="[\d,]+"> <p data-bbox="[\d,]+"> Edit me <\/p>/);
   });
 
@@ -211,7 +229,15 @@ describe('observation of fixture pages', () => {
 
 describe('icons and pointer wrappers', () => {
   test('an element whose only content is an icon is named by its label, image file or icon class', async () => {
-    const names = [['0', 'cart'], ['1', 'shopping bag'], ['2', 'Close'], ['3', 'logo home'], ['4', 'trash can'], ['5', 'Search'], ['6', 'settings gear']];
+    const names = [
+      ['0', 'cart'],
+      ['1', 'shopping bag'],
+      ['2', 'Close'],
+      ['3', 'logo home'],
+      ['4', 'trash can'],
+      ['5', 'Search'],
+      ['6', 'settings gear'],
+    ];
     const o = await observeFixture('icons.html');
     for (const [id, name] of names) assert.match(o.html, new RegExp(`<\\w+ id="${id}" data-label="${name}" data-bbox=`), `element ${id} is ${name}`);
     assert.match(o.html, /<button id="7" data-bbox="[\d,]+"> Text <\/button>/, 'an element with text gets no icon name');
@@ -223,22 +249,38 @@ describe('icons and pointer wrappers', () => {
 
   test('a pointer wrapper around several boxes gives each box its id; around text or one box it keeps its own', async () => {
     const o = await observeFixture('wrappers.html');
-    assert.deepEqual(o.elements.map((e) => [e.tag, e.fullText]), [
-      ['div', 'Bold'],
-      ['div', 'Italic'],
-      ['div', 'Underline'],
-      ['li', 'First item'],
-      ['li', 'Second item'],
-      ['div', 'Card title Card body'],
-      ['div', 'Only one box'],
-      ['a', 'Product title Product price'],
-      ['div', 'Inner A'],
-      ['div', 'Inner B'],
-    ]);
+    assert.deepEqual(
+      o.elements.map((e) => [e.tag, e.fullText]),
+      [
+        ['div', 'Bold'],
+        ['div', 'Italic'],
+        ['div', 'Underline'],
+        ['li', 'First item'],
+        ['li', 'Second item'],
+        ['div', 'Card title Card body'],
+        ['div', 'Only one box'],
+        ['a', 'Product title Product price'],
+        ['div', 'Inner A'],
+        ['div', 'Inner B'],
+      ],
+    );
     const webrl = await observeFixture('wrappers.html', 'webrl');
     assert.deepEqual(
       webrl.elements.map((e) => e.fullText),
-      ['Bold', 'Italic', 'Underline', 'First item', 'Second item', 'Card title', 'Card body', 'Only one box', 'Product title', 'Product price', 'Inner A', 'Inner B'],
+      [
+        'Bold',
+        'Italic',
+        'Underline',
+        'First item',
+        'Second item',
+        'Card title',
+        'Card body',
+        'Only one box',
+        'Product title',
+        'Product price',
+        'Inner A',
+        'Inner B',
+      ],
       'webrl: every innermost box under a pointer cursor, as the reference',
     );
   });
@@ -276,8 +318,13 @@ describe('the webrl profile', () => {
 
   test('deliberate differences: what cannot be seen prints nothing, a half-visible element is clickable', async () => {
     const hidden = await observeFixture('hidden.html', 'webrl');
-    for (const gone of ['In display none', 'Visibility hidden', 'Transparent', 'Inside closed details']) assert.ok(!hidden.html.includes(gone), `${gone} is printed`);
-    assert.match(hidden.html, /<button data-text="Zero size" data-bbox="[\d,]+,0,0"> Zero size <\/button>/, 'a box of no size in view prints, as in the reference');
+    for (const gone of ['In display none', 'Visibility hidden', 'Transparent', 'Inside closed details'])
+      assert.ok(!hidden.html.includes(gone), `${gone} is printed`);
+    assert.match(
+      hidden.html,
+      /<button data-text="Zero size" data-bbox="[\d,]+,0,0"> Zero size <\/button>/,
+      'a box of no size in view prints, as in the reference',
+    );
     const clipped = await observeFixture('clipped.html', 'webrl');
     assert.doesNotMatch(clipped.html, /Clipped away/);
     assert.deepEqual(texts(clipped), ['Inside the box', 'Half clipped link']);
@@ -301,9 +348,6 @@ describe('renderSimplifiedHtml', () => {
         },
       ],
     });
-    assert.equal(
-      html,
-      '<html> <button id="0" type="submit" data-status="disabled"> Go </button> <span title="Hint"> </span> </html>',
-    );
+    assert.equal(html, '<html> <button id="0" type="submit" data-status="disabled"> Go </button> <span title="Hint"> </span> </html>');
   });
 });

@@ -163,7 +163,12 @@ describe('openai policy against a local completions server', () => {
 
   test('malformed replies and server errors are retried, then succeed', async () => {
     server.requests.length = 0;
-    server.script = [{ kind: 'broken-json' }, { kind: 'no-choices' }, { kind: 'status', status: 503, message: 'loading model' }, { kind: 'completion', text: 'exit(message="ok")' }];
+    server.script = [
+      { kind: 'broken-json' },
+      { kind: 'no-choices' },
+      { kind: 'status', status: 503, message: 'loading model' },
+      { kind: 'completion', text: 'exit(message="ok")' },
+    ];
     const out = await policy({ maxAttempts: 4 }).act(input());
     assert.equal(out.response, 'exit(message="ok")');
     assert.equal(server.requests.length, 4);
@@ -184,7 +189,10 @@ describe('openai policy against a local completions server', () => {
 
   test('a slow server times out per request and is retried a bounded number of times', async () => {
     server.requests.length = 0;
-    server.script = [{ kind: 'slow', delayMs: 5000, text: 'late' }, { kind: 'slow', delayMs: 5000, text: 'late' }];
+    server.script = [
+      { kind: 'slow', delayMs: 5000, text: 'late' },
+      { kind: 'slow', delayMs: 5000, text: 'late' },
+    ];
     const started = performance.now();
     await assert.rejects(policy({ timeoutMs: 200, maxAttempts: 2 }).act(input()), /failed after 2 attempt\(s\).*timed out/i);
     assert.ok(performance.now() - started < 4000, 'gave up long before the server answered');

@@ -64,7 +64,10 @@ describe('BrowserPool', () => {
       const files = await readdir(traceDir);
       assert.equal(files.filter((f) => f.endsWith('.jsonl')).length, 52);
       const cart = await readTraceFile(join(traceDir, 'shop-1.jsonl'));
-      assert.deepEqual(cart.map((row) => row.index), [0, 1, 2, 3, 4]);
+      assert.deepEqual(
+        cart.map((row) => row.index),
+        [0, 1, 2, 3, 4],
+      );
       assert.equal(cart[0]!.prompt, cart[0]!.target, 'round 0 stands for the intent');
       assert.equal(cart[1]!.prompt, '** Simplified html **');
       assert.ok(cart.every((row) => row.score === 1 && row.infra_failure === false));
@@ -97,7 +100,10 @@ describe('BrowserPool', () => {
         assert.equal(o.score, 0);
       }
       const rest = outcomes.filter((o) => !o.infraFailure);
-      assert.ok(rest.every((o) => o.score === 1 && o.reason === 'exit'), 'every other episode completes and passes');
+      assert.ok(
+        rest.every((o) => o.score === 1 && o.reason === 'exit'),
+        'every other episode completes and passes',
+      );
       assert.equal(pool.launches, 2, 'Chromium was relaunched once');
       assert.notEqual(pool.browserPid(), undefined);
     } finally {

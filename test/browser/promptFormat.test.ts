@@ -17,7 +17,10 @@ const PAST = ['do(action="Click", element="1")'];
 describe('prompt formats', () => {
   test('webrl-llama3: the released prompt, its character cut counted', async () => {
     const builder = createPromptBuilder(webrlLlama3Format);
-    assert.deepEqual(await builder.build('Buy a lamp', PAST, '<html> lamp </html>'), { prompt: buildPrompt('Buy a lamp', PAST, '<html> lamp </html>'), observationCut: 0 });
+    assert.deepEqual(await builder.build('Buy a lamp', PAST, '<html> lamp </html>'), {
+      prompt: buildPrompt('Buy a lamp', PAST, '<html> lamp </html>'),
+      observationCut: 0,
+    });
     const long = 'x'.repeat(PROMPT_CHAR_BUDGET + 100);
     const built = await builder.build('Buy a lamp', [], long);
     assert.equal(built.prompt, buildPrompt('Buy a lamp', [], long));
@@ -40,7 +43,10 @@ describe('prompt formats', () => {
   test('a template that writes the BOS the tokenizer also adds: the text leaves it out (no double BOS)', () => {
     const format = chatTemplateFormat(tokenizer('llama3-bos'));
     assert.equal(format.endOfTurn, '<|eot_id|>');
-    assert.equal(format.render('Buy a lamp', [], '<p>'), '<|start_header_id|>user<|end_header_id|>\n\nTask Instruction: Buy a lamp\n\nRound 0\n\n<p><|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n');
+    assert.equal(
+      format.render('Buy a lamp', [], '<p>'),
+      '<|start_header_id|>user<|end_header_id|>\n\nTask Instruction: Buy a lamp\n\nRound 0\n\n<p><|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
+    );
   });
 
   test('a directory without a template is refused, naming it', () => {

@@ -39,7 +39,8 @@ async function readAsWebrl(out: string): Promise<Map<string, { score: number; ro
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as { prompt: string; html: string; response: string; target: string });
-    for (const row of rows) for (const field of ['prompt', 'html', 'response', 'target'] as const) assert.equal(typeof row[field], 'string', `${name}: ${field}`);
+    for (const row of rows)
+      for (const field of ['prompt', 'html', 'response', 'target'] as const) assert.equal(typeof row[field], 'string', `${name}: ${field}`);
     read.set(traceId, { score, rows });
   }
   return read;
@@ -71,7 +72,10 @@ describe('webrl rollout', () => {
 
     assert.equal(printed.filter((l) => l.startsWith('PASS task shop-')).length, 4, printed.join('\n'));
     assert.match(printed.join('\n'), /4 episodes: 4 passed, mean score 1\.000, 0 infrastructure failures/);
-    const outcomes = (await readFile(join(out, 'outcomes.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as EpisodeOutcome);
+    const outcomes = (await readFile(join(out, 'outcomes.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as EpisodeOutcome);
     assert.deepEqual(outcomes.map((o) => o.taskId).sort(), ['shop-0', 'shop-1', 'shop-2', 'shop-3']);
     const summary = JSON.parse(await readFile(join(out, 'summary.json'), 'utf8')) as { episodes: number; passed: number; reasons: Record<string, number> };
     assert.deepEqual([summary.episodes, summary.passed, summary.reasons], [4, 4, { exit: 4 }]);
@@ -86,7 +90,10 @@ describe('webrl rollout', () => {
       assert.equal(score, 1, traceId);
       assert.ok(rows.length > 0, traceId);
       assert.equal(rows[0]!.prompt, rows[0]!.target, 'round 0 stands for the intent');
-      assert.ok(rows.slice(1).every((row) => row.prompt === '** Simplified html **'), traceId);
+      assert.ok(
+        rows.slice(1).every((row) => row.prompt === '** Simplified html **'),
+        traceId,
+      );
       assert.match(rows.at(-1)!.response, /^exit\(/);
     }
   });
@@ -119,7 +126,10 @@ describe('webrl rollout', () => {
   test('--split runs the embedded tasks on the embedded sites, scored by their evaluators', async () => {
     const out = join(dir, 'embedded');
     const printed = await rollout(['--split', 'test', '--site', 'reddit', '--limit', '3', '--policy', 'oracle', '--concurrency', '2', '--out', out]);
-    const outcomes = (await readFile(join(out, 'outcomes.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as EpisodeOutcome);
+    const outcomes = (await readFile(join(out, 'outcomes.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as EpisodeOutcome);
     assert.equal(outcomes.length, 3, printed.join('\n'));
     assert.equal(outcomes.filter((o) => o.infraFailure).length, 0);
     // The oracle's plans solve the embedded tasks; the evaluators (not the static environment) say so.
@@ -129,9 +139,32 @@ describe('webrl rollout', () => {
 
   test('--policy actor runs a trained ONNX actor checkpoint', async () => {
     const checkpoint = join(dir, 'actor.onnx');
-    await train({ objective: 'actor-sft', data: { records: await demonstrations(TRAIN_TASKS.slice(0, 4)) }, outPath: checkpoint, seed: 1, steps: 3, batchSize: 8, hidden: 4 });
+    await train({
+      objective: 'actor-sft',
+      data: { records: await demonstrations(TRAIN_TASKS.slice(0, 4)) },
+      outPath: checkpoint,
+      seed: 1,
+      steps: 3,
+      batchSize: 8,
+      hidden: 4,
+    });
     const out = join(dir, 'actor');
-    const printed = await rollout(['--split', 'test', '--site', 'shopping', '--limit', '2', '--policy', 'actor', '--checkpoint', checkpoint, '--max-steps', '2', '--out', out]);
+    const printed = await rollout([
+      '--split',
+      'test',
+      '--site',
+      'shopping',
+      '--limit',
+      '2',
+      '--policy',
+      'actor',
+      '--checkpoint',
+      checkpoint,
+      '--max-steps',
+      '2',
+      '--out',
+      out,
+    ]);
     assert.match(printed.join('\n'), /2 episodes: \d passed, mean score [\d.]+, 0 infrastructure failures/);
     const [trace] = await readdir(join(out, 'traces'));
     const rows = await readTraceFile(join(out, 'traces', trace!));

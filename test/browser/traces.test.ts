@@ -96,18 +96,31 @@ describe('traces', () => {
 
   test('plain WebRL trace files read, with a numeric trace_id', async () => {
     const webrl = [
-      { trace_id: 12, index: 0, prompt: 'Show me the orders', html: '<html> </html>', response: 'do(action="Click", element="2")', target: 'Show me the orders' },
+      {
+        trace_id: 12,
+        index: 0,
+        prompt: 'Show me the orders',
+        html: '<html> </html>',
+        response: 'do(action="Click", element="2")',
+        target: 'Show me the orders',
+      },
       { trace_id: 12, index: 1, prompt: '** Simplified html **', html: '<html> </html>', response: 'exit(message="")', target: 'Show me the orders' },
     ];
     const file = join(dir, 'webrl.jsonl');
     await writeFile(file, webrl.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const rows = await readTraceFile(file);
-    assert.deepEqual(rows, webrl.map((r) => ({ ...r, trace_id: '12' })));
+    assert.deepEqual(
+      rows,
+      webrl.map((r) => ({ ...r, trace_id: '12' })),
+    );
     assert.equal(rows[1]!.score, undefined);
   });
 
   test('a malformed line is reported with its number', () => {
-    assert.throws(() => parseTraceJsonl('{"trace_id":"a","index":0,"prompt":"p","html":"h","response":"r","target":"t"}\n{"trace_id":"a"}\n'), /line 2 is not a WebRL trace row/);
+    assert.throws(
+      () => parseTraceJsonl('{"trace_id":"a","index":0,"prompt":"p","html":"h","response":"r","target":"t"}\n{"trace_id":"a"}\n'),
+      /line 2 is not a WebRL trace row/,
+    );
     assert.throws(() => parseTraceJsonl('not json\n'), /line 1 is not JSON/);
   });
 });

@@ -115,7 +115,10 @@ after(async () => {
 
 describe('the webrl profile prints what the reference annotator prints', () => {
   test('the expected file covers exactly these pages, at this viewport and world', () => {
-    assert.deepEqual(Object.keys(expected.pages), REFERENCE_PAGES.map((page) => page.name));
+    assert.deepEqual(
+      Object.keys(expected.pages),
+      REFERENCE_PAGES.map((page) => page.name),
+    );
     assert.deepEqual(expected.viewport, VIEWPORT);
     assert.equal(expected.worldSeed, REFERENCE_WORLD_SEED);
   });
@@ -127,7 +130,10 @@ describe('the webrl profile prints what the reference annotator prints', () => {
       await page.context().close();
       const want = printedElements(expected.pages[spec.name]!);
       const got = printedElements(html);
-      assert.ok(want.some((e) => e.attributes.some(([name]) => name === 'id')), 'the page has elements with ids');
+      assert.ok(
+        want.some((e) => e.attributes.some(([name]) => name === 'id')),
+        'the page has elements with ids',
+      );
       assert.deepEqual(differences(want, got), [], `${spec.name} differs from the reference`);
       assert.equal(html, expected.pages[spec.name], 'the same one-line text');
     });

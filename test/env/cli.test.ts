@@ -10,10 +10,13 @@ import { WEBARENA_LITE_TEST_FILE } from '../harness/data';
 
 /** Runs `webrl ARGS` with the env and tasks commands; returns what it printed and the exit code. */
 const webrl = (...args: string[]) =>
-  runWebrlInProcess((program) => {
-    registerEnvCommands(program);
-    registerTaskCommands(program);
-  }, ...args);
+  runWebrlInProcess(
+    (program) => {
+      registerEnvCommands(program);
+      registerTaskCommands(program);
+    },
+    ...args,
+  );
 
 describe('CLI', () => {
   test('tasks validate prints counts per site and eval type for the WebArena-Lite file', async () => {
@@ -28,7 +31,10 @@ describe('CLI', () => {
     const dir = await mkdtemp(join(tmpdir(), 'webrl-cli-'));
     try {
       const bad = join(dir, 'bad.json');
-      await writeFile(bad, JSON.stringify([{ sites: ['reddit'], task_id: 3, start_url: '__REDDIT__', intent: 'x', eval: { eval_types: ['string_match', 'visual_match'] } }]));
+      await writeFile(
+        bad,
+        JSON.stringify([{ sites: ['reddit'], task_id: 3, start_url: '__REDDIT__', intent: 'x', eval: { eval_types: ['string_match', 'visual_match'] } }]),
+      );
       const { err, exitCode } = await webrl('tasks', 'validate', bad);
       assert.equal(exitCode, 1);
       assert.match(err, /task 3: eval\.eval_types\[1\]/);

@@ -5,7 +5,16 @@ import { Secret } from '../../config/secrets';
 import { createJudge, DeterministicJudge, JudgeReplyError, LlmJudge } from '../../env/evaluators/judge';
 import { parseHelperCall, checkHelperCall, redditPostUrl } from '../../env/evaluators/helpers';
 import { pythonStr } from '../../env/evaluators/pageValues';
-import { exactMatch, mustExclude, mustInclude, normalizeAnswer, tokenize, webArenaClean, webArenaExactMatch, webArenaMustInclude } from '../../env/evaluators/textMatch';
+import {
+  exactMatch,
+  mustExclude,
+  mustInclude,
+  normalizeAnswer,
+  tokenize,
+  webArenaClean,
+  webArenaExactMatch,
+  webArenaMustInclude,
+} from '../../env/evaluators/textMatch';
 import { parseQs, urlMatches, urlparse } from '../../env/evaluators/urlMatch';
 import { startJudgeServer, type JudgeServer } from '../harness/judgeServer';
 
@@ -71,7 +80,14 @@ describe('helper calls', () => {
 describe('deterministic judge (embedded default)', () => {
   const judge = new DeterministicJudge();
   test('every reference item must occur, ignoring case, punctuation and spacing', async () => {
-    assert.equal(await judge.matches({ intent: '', reference: ['refund', '000000180', 'broke after three days'], answer: 'Please REFUND order #000000180: it broke after three days.' }), true);
+    assert.equal(
+      await judge.matches({
+        intent: '',
+        reference: ['refund', '000000180', 'broke after three days'],
+        answer: 'Please REFUND order #000000180: it broke after three days.',
+      }),
+      true,
+    );
     assert.equal(await judge.matches({ intent: '', reference: ['refund', '000000180'], answer: 'Please refund order 000000181' }), false);
   });
   test('unachievable reports must say the task cannot be done', async () => {
@@ -121,7 +137,10 @@ describe('LLM judge over an OpenAI-compatible chat endpoint', () => {
     const judge = createJudge(models.judge, { llmApiKey: new Secret('sk-test') });
     assert.ok(judge instanceof LlmJudge);
     assert.equal(judge.describe(), `${server.baseURL} (model judge-model)`);
-    assert.throws(() => parseConfig({ models: { judge: { backend: 'chat', baseUrl: server.baseURL, model: 'm', apiKey: 'sk' } } }), /models\.judge\.apiKey: secrets are not accepted/);
+    assert.throws(
+      () => parseConfig({ models: { judge: { backend: 'chat', baseUrl: server.baseURL, model: 'm', apiKey: 'sk' } } }),
+      /models\.judge\.apiKey: secrets are not accepted/,
+    );
   });
 });
 
@@ -141,18 +160,31 @@ describe("WebArena's own comparisons (the original harness)", () => {
   });
 
   test("urlparse and parse_qs split URLs as Python's urllib does", () => {
-    assert.deepEqual(urlparse('http://Host:9999/a/b;p?x=1#frag'), { scheme: 'http', netloc: 'Host:9999', path: '/a/b', params: 'p', query: 'x=1', fragment: 'frag' });
-    assert.deepEqual([...parseQs('q=usb+wifi&empty=&flag&label_name%5B%5D=type%3A%20bug%20%F0%9F%90%9E&q=two')], [
-      ['q', ['usb wifi', 'two']],
-      ['label_name[]', ['type: bug 🐞']],
-    ]);
+    assert.deepEqual(urlparse('http://Host:9999/a/b;p?x=1#frag'), {
+      scheme: 'http',
+      netloc: 'Host:9999',
+      path: '/a/b',
+      params: 'p',
+      query: 'x=1',
+      fragment: 'frag',
+    });
+    assert.deepEqual(
+      [...parseQs('q=usb+wifi&empty=&flag&label_name%5B%5D=type%3A%20bug%20%F0%9F%90%9E&q=two')],
+      [
+        ['q', ['usb wifi', 'two']],
+        ['label_name[]', ['type: bug 🐞']],
+      ],
+    );
   });
 
   test('url_match GOLD in PRED: base path contained, each reference query key satisfied in any order, |OR| alternatives', () => {
     const ref = 'http://h/catalogsearch/result/index/?product_list_order=price&q=chairs&product_list_dir=asc';
     assert.ok(urlMatches('webarena', ref, undefined, 'http://h/catalogsearch/result/index/?q=chairs&product_list_dir=asc&product_list_order=price&p=2'));
     assert.ok(!urlMatches('webarena', ref, undefined, 'http://h/catalogsearch/result/index/?q=chairs&product_list_order=price'));
-    assert.ok(!urlMatches('webarena-lite', ref, 'GOLD in PRED', 'http://h/catalogsearch/result/index/?q=chairs&product_list_dir=asc&product_list_order=price'), 'Lite wants the literal string');
+    assert.ok(
+      !urlMatches('webarena-lite', ref, 'GOLD in PRED', 'http://h/catalogsearch/result/index/?q=chairs&product_list_dir=asc&product_list_order=price'),
+      'Lite wants the literal string',
+    );
     assert.ok(urlMatches('webarena', 'http://h/f/deeplearning |OR| http://h/f/MachineLearning', 'GOLD in PRED', 'http://h/f/MachineLearning/new'));
     assert.ok(!urlMatches('webarena', 'http://h/f/deeplearning |OR| http://h/f/MachineLearning', 'GOLD in PRED', 'http://h/f/books'));
     assert.ok(urlMatches('webarena', 'http://h/x/', undefined, 'http://h/x//'), 'trailing slashes all go');

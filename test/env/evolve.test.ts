@@ -51,7 +51,10 @@ describe('composed templates', () => {
   test('leave the splits exactly as the plain templates make them', () => {
     const splitTemplates = new Set([...train, ...testSplit].map((t) => t.intent_template_id));
     for (const t of composed) assert.ok(!splitTemplates.has(t.id), `template ${t.id} is in a split`);
-    const plain = generateSplits(DEFAULT_SEED, TEMPLATES.filter((t) => !t.composes));
+    const plain = generateSplits(
+      DEFAULT_SEED,
+      TEMPLATES.filter((t) => !t.composes),
+    );
     assert.equal(JSON.stringify({ train, test: testSplit }), JSON.stringify(plain));
   });
 });
@@ -64,25 +67,35 @@ describe('evolveTasks with compositions', () => {
     for (const t of composed) assert.ok(ids.has(t.id), `no task of composed template ${t.id}`);
     for (const id of componentIds) assert.ok(ids.has(id), `no slot variation of template ${id}`);
     // Every failed seed gets a composed task that keeps its slot values (same category, project, forum).
-    const keeps = (task: WebArenaTask, seed: WebArenaTask) => Object.entries(seed.instantiation_dict ?? {}).some(([k, v]) => task.instantiation_dict?.[k] === v);
+    const keeps = (task: WebArenaTask, seed: WebArenaTask) =>
+      Object.entries(seed.instantiation_dict ?? {}).some(([k, v]) => task.instantiation_dict?.[k] === v);
     for (const seed of failedComponents) {
       const compositions = created.filter((t) => byId.get(t.intent_template_id!)?.composes?.includes(seed.intent_template_id!));
-      assert.ok(compositions.some((t) => keeps(t, seed)), `no composed task keeps the slot values of "${seed.intent}"`);
+      assert.ok(
+        compositions.some((t) => keeps(t, seed)),
+        `no composed task keeps the slot values of "${seed.intent}"`,
+      );
     }
   });
 
-  test('prefers drafts that keep all of the failed task\'s slot values', () => {
+  test("prefers drafts that keep all of the failed task's slot values", () => {
     // One failed "category sorted by price" task: its first composition keeps category and order.
     const seed = train.find((t) => t.intent_template_id === 107)!;
     const out = evolveTasks(request([seed], { count: 2 }));
-    assert.deepEqual(out.map((t) => t.intent_template_id), [107, 116]);
+    assert.deepEqual(
+      out.map((t) => t.intent_template_id),
+      [107, 116],
+    );
     assert.equal(out[1]?.instantiation_dict?.category, seed.instantiation_dict?.category);
     assert.equal(out[1]?.instantiation_dict?.order, seed.instantiation_dict?.order);
   });
 
   test('are valid WebArena tasks with ids from firstTaskId, unique and unknown intents', () => {
     assert.ok(created.length > 0 && created.length <= 120);
-    assert.deepEqual(created.map((t) => t.task_id), created.map((_, i) => FIRST_ID + i));
+    assert.deepEqual(
+      created.map((t) => t.task_id),
+      created.map((_, i) => FIRST_ID + i),
+    );
     assert.equal(new Set(created.map((t) => t.intent)).size, created.length);
     assert.ok(created.every((t) => !known.has(t.intent)));
     const parsed = parseTasks(JSON.parse(JSON.stringify(created)));
@@ -195,7 +208,8 @@ describe('composed tasks in real Chromium', () => {
     await Promise.all(
       tasks.map(async (task) => {
         const outcome = await score(task, task.oracle ?? []);
-        if (outcome.score !== 1 || outcome.reason !== 'exit') failures.push(`task ${task.task_id} (${task.intent}): ${outcome.reason} score ${outcome.score} ${outcome.detail ?? ''}`);
+        if (outcome.score !== 1 || outcome.reason !== 'exit')
+          failures.push(`task ${task.task_id} (${task.intent}): ${outcome.reason} score ${outcome.score} ${outcome.detail ?? ''}`);
       }),
     );
     assert.deepEqual(failures, []);
@@ -210,7 +224,8 @@ describe('composed tasks in real Chromium', () => {
     await Promise.all(
       runs.map(async ({ task, label, oracle }) => {
         const outcome = await score(task, oracle);
-        if (outcome.infraFailure || outcome.reason !== 'exit' || outcome.score !== 0) failures.push(`task ${task.task_id} (${task.intent}), ${label}: ${outcome.reason} score ${outcome.score}`);
+        if (outcome.infraFailure || outcome.reason !== 'exit' || outcome.score !== 0)
+          failures.push(`task ${task.task_id} (${task.intent}), ${label}: ${outcome.reason} score ${outcome.score}`);
       }),
     );
     assert.deepEqual(failures, []);

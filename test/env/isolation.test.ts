@@ -40,8 +40,13 @@ test('concurrent episodes of one state-changing task are isolated', async () => 
   assert.ok(a && b && fresh);
 
   const policy = createOraclePolicy();
-  const results = await Promise.all([a, b].map((prepared, i) => runEpisode(contexts[i] as BrowserContext, { task: episodeTask, policy, environment: keepAlive(prepared) })));
-  assert.deepEqual(results.map((r) => r.outcome.score), [1, 1]);
+  const results = await Promise.all(
+    [a, b].map((prepared, i) => runEpisode(contexts[i] as BrowserContext, { task: episodeTask, policy, environment: keepAlive(prepared) })),
+  );
+  assert.deepEqual(
+    results.map((r) => r.outcome.score),
+    [1, 1],
+  );
 
   const postsTitled = async (context: BrowserContext) => {
     const page = await context.newPage();

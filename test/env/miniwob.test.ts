@@ -53,7 +53,10 @@ describe('miniwob backend', () => {
   test('the config: miniwob parses in campaign.environment; overlapping seeds and unknown or excluded task types are one-line errors', () => {
     const parsed = environmentSettings.parse({ backend: 'miniwob', miniwob: { taskTypes: ['click-button'] } });
     assert.equal(parsed.backend, 'miniwob');
-    const settings = miniwobSettings.parse({ backend: 'miniwob', miniwob: { taskTypes: ['click-button', 'no-such-task', 'drag-box'], seeds: { train: { from: 0, to: 50 }, test: { from: 40, to: 60 } } } });
+    const settings = miniwobSettings.parse({
+      backend: 'miniwob',
+      miniwob: { taskTypes: ['click-button', 'no-such-task', 'drag-box'], seeds: { train: { from: 0, to: 50 }, test: { from: 40, to: 60 } } },
+    });
     const messages = miniwobConfigIssues(configInput, settings).map((issue) => issue.message);
     assert.deepEqual(messages, [
       'the train seeds [0, 50) and the test seeds [40, 60) overlap',
@@ -114,9 +117,17 @@ describe('miniwob backend', () => {
       }
       const context = await browser.newContext({ viewport: VIEWPORT });
       try {
-        const { outcome } = await runEpisode(context, { task: toEpisodeTask(task, {}), policy: createOraclePolicy(), environment: env, options: { maxSteps: 12 } });
+        const { outcome } = await runEpisode(context, {
+          task: toEpisodeTask(task, {}),
+          policy: createOraclePolicy(),
+          environment: env,
+          options: { maxSteps: 12 },
+        });
         const result = env.results.get(String(task.task_id));
-        if (outcome.score !== 1) failures.push(`${task.task_id} "${task.intent}": score ${outcome.score}, ${outcome.reason} ${outcome.detail ?? ''} raw ${result?.rawReward} ${result?.reason ?? ''}`);
+        if (outcome.score !== 1)
+          failures.push(
+            `${task.task_id} "${task.intent}": score ${outcome.score}, ${outcome.reason} ${outcome.detail ?? ''} raw ${result?.rawReward} ${result?.reason ?? ''}`,
+          );
         else assert.ok(result!.rawReward! > 0);
       } finally {
         await context.close();
@@ -137,13 +148,25 @@ describe('miniwob backend', () => {
     assert.equal(wrongRun.outcome.score, 0);
     assert.equal(env.results.get(String(task!.task_id))!.rawReward, -1);
     assert.equal(env.results.get(String(task!.task_id))!.expired, false);
-    assert.deepEqual(wrongRun.outcome.evaluation, { rawReward: -1, reward: -1, reason: env.results.get(String(task!.task_id))!.reason, expired: false }, 'the page’s numbers go into the outcome (and the trace)');
+    assert.deepEqual(
+      wrongRun.outcome.evaluation,
+      { rawReward: -1, reward: -1, reason: env.results.get(String(task!.task_id))!.reason, expired: false },
+      'the page’s numbers go into the outcome (and the trace)',
+    );
 
     // A one-second limit and a plan that waits (scrolls) past it.
     const slow = new MiniwobEnvironment({ root, baseUrl: server.url, timeLimitMs: 1000 });
-    const waiting = { ...task!, oracle: [{ action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }] };
+    const waiting = {
+      ...task!,
+      oracle: [{ action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }, { action: 'Scroll Down' as const }],
+    };
     context = await browser.newContext({ viewport: VIEWPORT });
-    const expiredRun = await runEpisode(context, { task: toEpisodeTask(waiting, {}), policy: createOraclePolicy(), environment: slow, options: { executor: executorOptionsFor('default', 600) } });
+    const expiredRun = await runEpisode(context, {
+      task: toEpisodeTask(waiting, {}),
+      policy: createOraclePolicy(),
+      environment: slow,
+      options: { executor: executorOptionsFor('default', 600) },
+    });
     await context.close();
     assert.equal(expiredRun.outcome.score, 0);
     const expired = slow.results.get(String(task!.task_id))!;

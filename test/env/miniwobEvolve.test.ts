@@ -19,7 +19,13 @@ describe('miniwob curriculum', () => {
   let failed: EnvironmentTask[];
 
   const ofType = (type: string) => train.filter((t) => miniwobRefOf(t)?.type === type);
-  const request = (seed: number, count: number, failures = failed) => ({ failed: failures, knownIntents: new Set(train.map((t) => t.intent)), count, seed, firstTaskId: 5000 });
+  const request = (seed: number, count: number, failures = failed) => ({
+    failed: failures,
+    knownIntents: new Set(train.map((t) => t.intent)),
+    count,
+    seed,
+    firstTaskId: 5000,
+  });
 
   before(async () => {
     settings = miniwobSettings.parse({ backend: 'miniwob', miniwob: { taskTypes: TYPES, seeds: { train: TRAIN, test: { from: 1000, to: 1002 } } } });
@@ -29,7 +35,13 @@ describe('miniwob curriculum', () => {
   });
 
   test('task types are drawn in proportion to their failures; a type never failed is never drawn', () => {
-    assert.deepEqual(failuresByType(failed, TYPES), new Map([['click-button', 6], ['enter-text', 2]]));
+    assert.deepEqual(
+      failuresByType(failed, TYPES),
+      new Map([
+        ['click-button', 6],
+        ['enter-text', 2],
+      ]),
+    );
     const drawn = new Map<string, number>();
     for (let seed = 0; seed < 60; seed++) {
       for (const task of evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(seed, 4) })) {
@@ -48,7 +60,10 @@ describe('miniwob curriculum', () => {
     const failedIds = new Set(failed.map((t) => t.task_id));
     const created = evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(3, 12) });
     assert.equal(created.length, 12);
-    assert.deepEqual(created.map((t) => t.task_id), Array.from({ length: 12 }, (_, i) => 5000 + i));
+    assert.deepEqual(
+      created.map((t) => t.task_id),
+      Array.from({ length: 12 }, (_, i) => 5000 + i),
+    );
     const byId = new Map(train.map((t) => [t.task_id, t]));
     for (const task of created) {
       const ref = miniwobRefOf(task)!;
@@ -66,7 +81,10 @@ describe('miniwob curriculum', () => {
     const testTask = { ...ofType('enter-text')[0]!, task_id: 'miniwob:enter-text:1000', start_url: '__MINIWOB__/enter-text.html?seed=1000' };
     const created = evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(1, 40, [testTask, ...ofType('click-test')]) });
     const seeds = created.map((t) => miniwobRefOf(t)!.seed);
-    assert.ok(seeds.every((s) => s >= TRAIN.from && s < TRAIN.to), `seeds ${seeds.join(',')}`);
+    assert.ok(
+      seeds.every((s) => s >= TRAIN.from && s < TRAIN.to),
+      `seeds ${seeds.join(',')}`,
+    );
     // enter-text has 16 fresh train instances; click-test failed on all 16 and offers them again: 32 in all.
     assert.equal(created.length, 32);
     assert.deepEqual(evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(1, 4, []) }), []);

@@ -39,7 +39,8 @@ describe('oracle episodes in real Chromium: what scores 0', () => {
 
   test('scores 0 when the final state-changing action is skipped (one task per state-changing template)', async () => {
     const byTemplate = new Map<number | undefined, WebArenaTask>();
-    for (const task of tasks) if (task.eval.eval_types.includes('program_html') && !byTemplate.has(task.intent_template_id)) byTemplate.set(task.intent_template_id, task);
+    for (const task of tasks)
+      if (task.eval.eval_types.includes('program_html') && !byTemplate.has(task.intent_template_id)) byTemplate.set(task.intent_template_id, task);
     assert.ok(byTemplate.size >= 30);
     const failures: string[] = [];
     await Promise.all(

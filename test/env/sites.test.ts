@@ -15,9 +15,21 @@ describe('copy-on-write tables', () => {
     table.delete(2);
     const id = table.allocateId();
     table.set(id, { id, v: 'c' });
-    assert.deepEqual(table.all(), [{ id: 1, v: 'A' }, { id: 3, v: 'c' }]);
-    assert.deepEqual([...seed.values()], [{ id: 1, v: 'a' }, { id: 2, v: 'b' }]);
-    assert.deepEqual(new CowTable(seed).all(), [{ id: 1, v: 'a' }, { id: 2, v: 'b' }]);
+    assert.deepEqual(table.all(), [
+      { id: 1, v: 'A' },
+      { id: 3, v: 'c' },
+    ]);
+    assert.deepEqual(
+      [...seed.values()],
+      [
+        { id: 1, v: 'a' },
+        { id: 2, v: 'b' },
+      ],
+    );
+    assert.deepEqual(new CowTable(seed).all(), [
+      { id: 1, v: 'a' },
+      { id: 2, v: 'b' },
+    ]);
   });
 });
 
@@ -35,7 +47,12 @@ describe('embedded site servers', () => {
   };
   const get = (url: string, id?: string) => fetch(url, { headers: id ? { cookie: `${EPISODE_COOKIE}=${id}` } : {} });
   const post = (url: string, form: Record<string, string>, id: string) =>
-    fetch(url, { method: 'POST', redirect: 'manual', body: new URLSearchParams(form), headers: { cookie: `${EPISODE_COOKIE}=${id}`, 'content-type': 'application/x-www-form-urlencoded' } });
+    fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams(form),
+      headers: { cookie: `${EPISODE_COOKIE}=${id}`, 'content-type': 'application/x-www-form-urlencoded' },
+    });
 
   test('run on four distinct ports with realistic pages', async () => {
     assert.equal(new Set(Object.values(sites.sites).map((s) => s.port)).size, 4);

@@ -72,7 +72,13 @@ describe('task-file validation errors name the task and the field', () => {
     task_id: 7,
     start_url: '__REDDIT__',
     intent: 'Do it',
-    eval: { eval_types: ['program_html'], reference_answers: null, reference_url: '', program_html: [{ url: 'last', locator: '', required_contents: { must_include: ['x'] } }], ...evalOverrides },
+    eval: {
+      eval_types: ['program_html'],
+      reference_answers: null,
+      reference_url: '',
+      program_html: [{ url: 'last', locator: '', required_contents: { must_include: ['x'] } }],
+      ...evalOverrides,
+    },
     ...overrides,
   });
   const build = (task: unknown) => buildTasks(parseTasks([task]), { siteUrls: WEBARENA_DEFAULT_SITE_URLS, judge: new DeterministicJudge() });
@@ -83,20 +89,35 @@ describe('task-file validation errors name the task and the field', () => {
     );
 
   test('unknown helper', () => {
-    fails(base({}, { program_html: [{ url: "func:reddit_get_latest_post('x')", locator: '', required_contents: { must_include: ['x'] } }] }), /^task 7: eval\.program_html\[0\]\.url: unknown url helper "reddit_get_latest_post"/);
-    fails(base({}, { program_html: [{ url: 'last', locator: 'func:nope(__page__)', required_contents: { must_include: ['x'] } }] }), /^task 7: eval\.program_html\[0\]\.locator: unknown locator helper "nope"/);
+    fails(
+      base({}, { program_html: [{ url: "func:reddit_get_latest_post('x')", locator: '', required_contents: { must_include: ['x'] } }] }),
+      /^task 7: eval\.program_html\[0\]\.url: unknown url helper "reddit_get_latest_post"/,
+    );
+    fails(
+      base({}, { program_html: [{ url: 'last', locator: 'func:nope(__page__)', required_contents: { must_include: ['x'] } }] }),
+      /^task 7: eval\.program_html\[0\]\.locator: unknown locator helper "nope"/,
+    );
   });
 
   test('unknown site, eval type, matcher, locator', () => {
     fails(base({ sites: ['classifieds'] }), /^task 7: sites\[0\]:/);
     fails(base({}, { eval_types: ['page_image_query'] }), /^task 7: eval\.eval_types\[0\]:/);
-    fails(base({}, { program_html: [{ url: 'last', locator: '', required_contents: { one_of: ['x'] } }] }), /^task 7: eval\.program_html\[0\]\.required_contents:/);
-    fails(base({}, { program_html: [{ url: 'last', locator: '#id', required_contents: { must_include: ['x'] } }] }), /^task 7: eval\.program_html\[0\]\.locator: expected/);
+    fails(
+      base({}, { program_html: [{ url: 'last', locator: '', required_contents: { one_of: ['x'] } }] }),
+      /^task 7: eval\.program_html\[0\]\.required_contents:/,
+    );
+    fails(
+      base({}, { program_html: [{ url: 'last', locator: '#id', required_contents: { must_include: ['x'] } }] }),
+      /^task 7: eval\.program_html\[0\]\.locator: expected/,
+    );
   });
 
   test('missing references, unresolvable placeholders, duplicate ids', () => {
     fails(base({}, { eval_types: ['string_match'], reference_answers: null }), /^task 7: eval\.reference_answers: string_match needs reference_answers/);
-    assert.throws(() => buildTasks(parseTasks([base({ start_url: '__GITLAB__' })]), { siteUrls: { reddit: 'http://r' }, judge: new DeterministicJudge() }), /^TaskConfigError: task 7: sites: no URL configured for site gitlab|task 7: sites: no URL configured for site gitlab/);
+    assert.throws(
+      () => buildTasks(parseTasks([base({ start_url: '__GITLAB__' })]), { siteUrls: { reddit: 'http://r' }, judge: new DeterministicJudge() }),
+      /^TaskConfigError: task 7: sites: no URL configured for site gitlab|task 7: sites: no URL configured for site gitlab/,
+    );
     assert.throws(() => parseTasks([base({}), base({})]), /task 7: task_id: duplicate task id/);
   });
 });

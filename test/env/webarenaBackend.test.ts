@@ -62,7 +62,10 @@ describe('the webarena backend on the embedded sites served in their own process
   test('oracle episodes score the same on the served sites (login, a reset before every episode, one episode per site) as on the embedded ones', async () => {
     const tasks = sampleByTemplate(exported, 12);
     const sites = new WebArenaSites(
-      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => ({ maxConcurrentEpisodes: 1, reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } } })),
+      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => ({
+        maxConcurrentEpisodes: 1,
+        reset: { hook: served.resetHook(site, 'http'), policy: { everyNEpisodes: 1 } },
+      })),
       () => pool.openContext(),
     );
     const embeddedSites = await startEmbeddedSites();
@@ -83,7 +86,10 @@ describe('the webarena backend on the embedded sites served in their own process
       const webarena = await score(new WebArenaEnvironment(sites, tasks), sites.urls);
       const embedded = await score(new EmbeddedEnvironment({ siteUrls: embeddedSites.urls, tasks }), embeddedSites.urls);
       assert.deepEqual(webarena, embedded);
-      assert.ok([...webarena.values()].every((s) => s === 1), 'the oracle solves every sampled task');
+      assert.ok(
+        [...webarena.values()].every((s) => s === 1),
+        'the oracle solves every sampled task',
+      );
     } finally {
       await embeddedSites.stop();
     }
@@ -102,7 +108,12 @@ describe('the webarena backend on the embedded sites served in their own process
     const writer = exported.find((task) => task.sites[0] === 'reddit' && task.eval.eval_types.includes('program_html'))!;
     const origin = served.origins.reddit;
     const sites = new WebArenaSites(
-      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => (site === 'reddit' ? { reset: { hook: served.resetHook('reddit', 'command'), policy: 'oncePerPhase' } } : {}), { sessionCheckSeconds: 0 }),
+      servedWebArenaConfig(
+        served,
+        join(dir, 'test.json'),
+        (site) => (site === 'reddit' ? { reset: { hook: served.resetHook('reddit', 'command'), policy: 'oncePerPhase' } } : {}),
+        { sessionCheckSeconds: 0 },
+      ),
       () => pool.openContext(),
     );
     const environment = new WebArenaEnvironment(sites, [writer]);
@@ -123,7 +134,10 @@ describe('the webarena backend on the embedded sites served in their own process
   });
 
   test('a per-site cap holds episodes back; the health check names a site that is down', async () => {
-    const sites = new WebArenaSites(servedWebArenaConfig(served, join(dir, 'test.json'), (site) => (site === 'gitlab' ? { maxConcurrentEpisodes: 2 } : {})), () => pool.openContext());
+    const sites = new WebArenaSites(
+      servedWebArenaConfig(served, join(dir, 'test.json'), (site) => (site === 'gitlab' ? { maxConcurrentEpisodes: 2 } : {})),
+      () => pool.openContext(),
+    );
     const [a, b] = [await sites.enter(['gitlab']), await sites.enter(['gitlab'])];
     let third = false;
     const waiting = sites.enter(['gitlab']).then((release) => ((third = true), release));
@@ -134,9 +148,14 @@ describe('the webarena backend on the embedded sites served in their own process
     b();
     assert.deepEqual(await sites.unavailable(), []);
     const port = await freePort();
-    const down = new WebArenaSites({ ...sites.config, sites: { ...sites.config.sites, map: { url: `http://127.0.0.1:${port}`, login: {} } } }, () => pool.openContext());
+    const down = new WebArenaSites({ ...sites.config, sites: { ...sites.config.sites, map: { url: `http://127.0.0.1:${port}`, login: {} } } }, () =>
+      pool.openContext(),
+    );
     const problems = await down.unavailable();
-    assert.deepEqual(problems.map((p) => p.site), ['map']);
+    assert.deepEqual(
+      problems.map((p) => p.site),
+      ['map'],
+    );
     assert.match(problems[0]!.message, new RegExp(`site map at http://127.0.0.1:${port} is unreachable: ECONNREFUSED`));
   });
 
@@ -152,7 +171,11 @@ describe('the webarena backend on the embedded sites served in their own process
         environment: {
           backend: 'webarena',
           webarena: {
-            sites: { shopping: { url: served.urls.shopping, login: { passwordEnv: 'WRONG_SHOPPING_PASSWORD' } }, reddit: { url: `http://127.0.0.1:${deadPort}` }, gitlab: { url: served.urls.gitlab } },
+            sites: {
+              shopping: { url: served.urls.shopping, login: { passwordEnv: 'WRONG_SHOPPING_PASSWORD' } },
+              reddit: { url: `http://127.0.0.1:${deadPort}` },
+              gitlab: { url: served.urls.gitlab },
+            },
             tasks: { train: { path: noOracle }, test: { path: file } },
             healthCheck: { attempts: 1, timeoutSeconds: 5 },
           },
@@ -163,7 +186,10 @@ describe('the webarena backend on the embedded sites served in their own process
     const problems = await backend.check(config, settings, { env: { ...process.env, WRONG_SHOPPING_PASSWORD: 'not-the-password' } });
     const text = problems.join('\n');
     assert.match(text, /no task of .*train-no-oracle\.json has an oracle plan/);
-    assert.match(text, /site shopping_admin has no URL \(set campaign\.environment\.webarena\.sites\.shopping_admin\.url or SHOPPING_ADMIN\); it is needed by tasks \d+/);
+    assert.match(
+      text,
+      /site shopping_admin has no URL \(set campaign\.environment\.webarena\.sites\.shopping_admin\.url or SHOPPING_ADMIN\); it is needed by tasks \d+/,
+    );
     assert.match(text, new RegExp(`site reddit at http://127.0.0.1:${deadPort} is unreachable: ECONNREFUSED.*needed by tasks \\d+`));
     assert.match(text, /login to site shopping at .* failed: the sign-in form is still shown; it is needed by tasks \d+/);
     assert.doesNotMatch(text, /site gitlab/);
@@ -173,9 +199,14 @@ describe('the webarena backend on the embedded sites served in their own process
       () => parseConfig({ campaign: { environment: { backend: 'webarena', webarena: { tasks: { train: { path: file }, test: { path: file } } } } } }),
       /campaign\.phase\.curriculum: the curriculum on WebArena sites needs models\.taskGenerator\.backend: chat/,
     );
-    assert.throws(() => parseConfig({ campaign: { environment: { backend: 'webarena' } } }), /campaign\.environment\.webarena: backend webarena needs the webarena section/);
+    assert.throws(
+      () => parseConfig({ campaign: { environment: { backend: 'webarena' } } }),
+      /campaign\.environment\.webarena: backend webarena needs the webarena section/,
+    );
     const fromEnv = parseConfig(
-      { campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks: { train: { path: file }, test: { path: file } } } } } },
+      {
+        campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks: { train: { path: file }, test: { path: file } } } } },
+      },
       'test',
       { SHOPPING: 'http://shop.example:7770', MAP: 'http://map.example:3000' },
     );

@@ -53,12 +53,18 @@ describe('WebArena task files validate', () => {
   test("every task of both files builds its evaluator: the original set under WebArena's harness with an LLM judge, Lite's under Lite's", async () => {
     const llm = new LlmJudge({ baseURL: judge.baseURL, model: 'judge-model' });
     const original = await validateTaskFile(WEBARENA_TEST_FILE, { siteUrls: WEBARENA_DEFAULT_SITE_URLS, judge: llm, harness: 'webarena' });
-    assert.deepEqual(original.problems.map((p) => p.message), []);
+    assert.deepEqual(
+      original.problems.map((p) => p.message),
+      [],
+    );
     assert.equal(original.total, 812);
     assert.equal(original.tasks.length, 812);
     assert.deepEqual(original.counts.byEvalType, { program_html: 411, string_match: 335, url_match: 205 });
     const lite = await validateTaskFile(WEBARENA_LITE_TEST_FILE, { siteUrls: WEBARENA_DEFAULT_SITE_URLS, judge: llm, requireLlmJudge: true });
-    assert.deepEqual(lite.problems.map((p) => p.message), []);
+    assert.deepEqual(
+      lite.problems.map((p) => p.message),
+      [],
+    );
     assert.equal(lite.tasks.length, 165);
     // The deterministic default still builds both files (the embedded campaign's judge).
     for (const file of [WEBARENA_TEST_FILE, WEBARENA_LITE_TEST_FILE]) {
@@ -132,7 +138,11 @@ describe('WebArena task files validate', () => {
       /^task 4: eval\.reference_answers\.fuzzy_match: fuzzy_match needs an LLM judge/,
       /^task 6: eval\.url_note: WebArena's harness matches URLs by "GOLD in PRED" only/,
     ];
-    for (const pattern of expected) assert.ok(lines.some((l) => pattern.test(l)), `${pattern} in\n${err}`);
+    for (const pattern of expected)
+      assert.ok(
+        lines.some((l) => pattern.test(l)),
+        `${pattern} in\n${err}`,
+      );
     assert.match(lines.at(-1)!, /: 5 of 7 tasks invalid \(7 problems, harness webarena\)$/);
   });
 });
@@ -171,7 +181,10 @@ describe("WebArena's harness on the embedded sites' pages", () => {
 
   let nextId = 1;
   /** One task through the task-file schema, evaluator built for the served sites. */
-  function evaluator(evaluation: Record<string, unknown>, options: Partial<EvaluatorOptions> & { sites?: string[]; intent?: string; stringNote?: string } = {}) {
+  function evaluator(
+    evaluation: Record<string, unknown>,
+    options: Partial<EvaluatorOptions> & { sites?: string[]; intent?: string; stringNote?: string } = {},
+  ) {
     const [task] = parseTasks([
       {
         sites: options.sites ?? ['shopping'],
@@ -207,11 +220,17 @@ describe("WebArena's harness on the embedded sites' pages", () => {
   test('string_match fuzzy_match asks the LLM judge once per reference item; N/A passes as such or through ua_match with string_note', async () => {
     const page = await episodePage();
     await page.goto(`${sites.urls.shopping}/`);
-    const fuzzy = evaluator({ eval_types: ['string_match'], reference_answers: { must_include: ['Hyatt'], fuzzy_match: ['driving: 2min', 'walking: 16min'] } }, { intent: 'Compare the times' });
+    const fuzzy = evaluator(
+      { eval_types: ['string_match'], reference_answers: { must_include: ['Hyatt'], fuzzy_match: ['driving: 2min', 'walking: 16min'] } },
+      { intent: 'Compare the times' },
+    );
     const before = judgeServer.requests.length;
     assert.equal(await fuzzy.evaluate(page, 'Hyatt hotel; Driving: 2min and walking: 16min'), 1);
     assert.equal(judgeServer.requests.length - before, 2, 'one judge request per reference item');
-    const user = judgeServer.bodies().at(-1)!.messages.find((m) => m.role === 'user')!.content;
+    const user = judgeServer
+      .bodies()
+      .at(-1)!
+      .messages.find((m) => m.role === 'user')!.content;
     assert.match(user, /^reference answer: walking: 16min$/m);
     assert.match(user, /^student answer: hyatt hotel; driving: 2min and walking: 16min$/m, 'the judge sees the cleaned answer');
     assert.equal(await fuzzy.evaluate(page, 'Hyatt hotel; driving takes 5 hours'), 0);
@@ -222,7 +241,13 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     assert.equal(await ua.evaluate(page, 'N/A'), 1);
     assert.equal(judgeServer.requests.length, beforeUa, 'an exact N/A needs no judge');
     assert.equal(await ua.evaluate(page, 'I cannot: no order is processing'), 1);
-    assert.match(judgeServer.bodies().at(-1)!.messages.find((m) => m.role === 'user')!.content, /^actual unachievable reason: there is no order in processing$/m);
+    assert.match(
+      judgeServer
+        .bodies()
+        .at(-1)!
+        .messages.find((m) => m.role === 'user')!.content,
+      /^actual unachievable reason: there is no order in processing$/m,
+    );
     assert.equal(await ua.evaluate(page, 'Your total is $12'), 0);
   });
 
@@ -234,16 +259,26 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     await page.fill('#search', word);
     await Promise.all([page.waitForURL(/catalogsearch/), page.click('#search_mini_form button')]);
     await Promise.all([page.waitForURL(/product_list_order=price/), page.selectOption('#sorter', { label: 'Price: high to low' })]);
-    const sorted = evaluator({ eval_types: ['url_match'], reference_url: `__SHOPPING__/catalogsearch/result/?product_list_dir=desc&q=${encodeURIComponent(word)}&product_list_order=price`, url_note: 'GOLD in PRED' });
+    const sorted = evaluator({
+      eval_types: ['url_match'],
+      reference_url: `__SHOPPING__/catalogsearch/result/?product_list_dir=desc&q=${encodeURIComponent(word)}&product_list_order=price`,
+      url_note: 'GOLD in PRED',
+    });
     assert.equal(await sorted.evaluate(page, null), 1);
-    const ascending = evaluator({ eval_types: ['url_match'], reference_url: `__SHOPPING__/catalogsearch/result/?product_list_dir=asc&q=${encodeURIComponent(word)}` });
+    const ascending = evaluator({
+      eval_types: ['url_match'],
+      reference_url: `__SHOPPING__/catalogsearch/result/?product_list_dir=asc&q=${encodeURIComponent(word)}`,
+    });
     assert.equal(await ascending.evaluate(page, null), 0, 'a query value differs');
     const otherPath = evaluator({ eval_types: ['url_match'], reference_url: '__SHOPPING__/checkout/cart' });
     assert.equal(await otherPath.evaluate(page, null), 0);
 
     const forum = world.reddit.seed.forums[1]!.name;
     await page.goto(`${sites.urls.reddit}/f/${forum}/new`);
-    const either = evaluator({ eval_types: ['url_match'], reference_url: `__REDDIT__/f/no_such_forum |OR| __REDDIT__/f/${forum}`, url_note: 'GOLD in PRED' }, { sites: ['reddit'] });
+    const either = evaluator(
+      { eval_types: ['url_match'], reference_url: `__REDDIT__/f/no_such_forum |OR| __REDDIT__/f/${forum}`, url_note: 'GOLD in PRED' },
+      { sites: ['reddit'] },
+    );
     assert.equal(await either.evaluate(page, null), 1);
     await page.goto(`${sites.urls.reddit}/forums`);
     assert.equal(await either.evaluate(page, null), 0);
@@ -275,7 +310,13 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     const click = "document.querySelector('#subscription').click()";
     assert.equal(await evaluator(html('last', locator, { exact_match: 'True' }, { prep_actions: [click] })).evaluate(page, null), 1);
     await page.reload();
-    assert.equal(await evaluator(html('last', locator, { exact_match: 'False' }, { prep_actions: ["document.querySelector('#nope').click()", click] })).evaluate(page, null), 1);
+    assert.equal(
+      await evaluator(html('last', locator, { exact_match: 'False' }, { prep_actions: ["document.querySelector('#nope').click()", click] })).evaluate(
+        page,
+        null,
+      ),
+      1,
+    );
   });
 
   test("program_html: func:reddit_get_post_url('__last_url__') opens the post the agent ended on; with url_match GOLD in PRED", async () => {
@@ -287,7 +328,13 @@ describe("WebArena's harness on the embedded sites' pages", () => {
         eval_types: ['url_match', 'program_html'],
         reference_url: `__REDDIT__/f/${post.forum}`,
         url_note: 'GOLD in PRED',
-        program_html: [{ url: "func:reddit_get_post_url('__last_url__')", locator: "document.querySelector('.submission__inner').outerText", required_contents: { must_include: [post.title] } }],
+        program_html: [
+          {
+            url: "func:reddit_get_post_url('__last_url__')",
+            locator: "document.querySelector('.submission__inner').outerText",
+            required_contents: { must_include: [post.title] },
+          },
+        ],
       },
       { sites: ['reddit'] },
     );
@@ -303,7 +350,9 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     const project = world.gitlab.seed.projects[0]!;
     const outsider = world.gitlab.seed.users.find((u) => !project.members.some((m) => m.username === u.username))!;
     const members = `__GITLAB__/${projectPath(project)}/-/project_members`;
-    const role = evaluator(html(members, `func:gitlab_get_project_memeber_role(__page__, '${outsider.username}')`, { must_include: ['Guest'] }), { sites: ['gitlab'] });
+    const role = evaluator(html(members, `func:gitlab_get_project_memeber_role(__page__, '${outsider.username}')`, { must_include: ['Guest'] }), {
+      sites: ['gitlab'],
+    });
     assert.equal(await role.evaluate(page, null), 0, 'not a member yet: ""');
     await page.goto(`${sites.urls.gitlab}/${projectPath(project)}/-/project_members`);
     await page.fill('#invite_member_username', outsider.username);
@@ -312,16 +361,22 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     await page.getByText(/was added to the project as Guest/).waitFor();
     assert.equal(await role.evaluate(page, null), 1);
     const owner = project.members[0]!;
-    const ownerRole = evaluator(html(members, `func:gitlab_get_project_memeber_role(__page__, '${owner.username}')`, { exact_match: owner.role }), { sites: ['gitlab'] });
+    const ownerRole = evaluator(html(members, `func:gitlab_get_project_memeber_role(__page__, '${owner.username}')`, { exact_match: owner.role }), {
+      sites: ['gitlab'],
+    });
     assert.equal(await ownerRole.evaluate(page, null), 1);
   });
 
   test("program_html: func:shopping_get_latest_order_url() finds the order the agent just placed, through the shop's REST API", async () => {
     const page = await episodePage();
-    const product = world.shopping.seed.catalog.products.find((p) => p.options.length === 0 && p.inStock && !world.shopping.seed.orders.some((o) => o.lines.some((l) => l.sku === p.sku)))!;
-    const check = evaluator(html('func:shopping_get_latest_order_url()', 'document.querySelector(".order-details-items.ordered").outerText', { must_include: [product.sku] }));
+    const product = world.shopping.seed.catalog.products.find(
+      (p) => p.options.length === 0 && p.inStock && !world.shopping.seed.orders.some((o) => o.lines.some((l) => l.sku === p.sku)),
+    )!;
+    const check = evaluator(
+      html('func:shopping_get_latest_order_url()', 'document.querySelector(".order-details-items.ordered").outerText', { must_include: [product.sku] }),
+    );
     await page.goto(`${sites.urls.shopping}/`);
-    assert.equal(await check.evaluate(page, null), 0, "the newest seeded order does not hold the product");
+    assert.equal(await check.evaluate(page, null), 0, 'the newest seeded order does not hold the product');
     await page.goto(`${sites.urls.shopping}/${product.urlKey}.html`);
     await page.click('#product-addtocart-button');
     await page.getByText(/to your shopping cart/).waitFor();
@@ -337,7 +392,10 @@ describe("WebArena's harness on the embedded sites' pages", () => {
   test('program_html: func:shopping_get_sku_latest_review_rating / _author read the review the agent just posted', async () => {
     const page = await episodePage();
     const product = world.shopping.seed.catalog.products.find((p) => world.shopping.seed.catalog.reviews.some((r) => r.productId === p.id))!;
-    const seeded = world.shopping.seed.catalog.reviews.filter((r) => r.productId === product.id).sort((a, b) => a.id - b.id).at(-1)!;
+    const seeded = world.shopping.seed.catalog.reviews
+      .filter((r) => r.productId === product.id)
+      .sort((a, b) => a.id - b.id)
+      .at(-1)!;
     const check = evaluator({
       eval_types: ['program_html'],
       program_html: [
@@ -357,22 +415,41 @@ describe("WebArena's harness on the embedded sites' pages", () => {
     await page.getByText('You submitted your review.').waitFor();
     assert.equal(await check.evaluate(page, null), 1);
     const noReviews = world.shopping.seed.catalog.products.find((p) => !world.shopping.seed.catalog.reviews.some((r) => r.productId === p.id))!;
-    assert.equal(await evaluator(html('last', `func:shopping_get_sku_latest_review_rating('${noReviews.sku}')`, { exact_match: '' })).evaluate(page, null), 1, '"" without reviews');
+    assert.equal(
+      await evaluator(html('last', `func:shopping_get_sku_latest_review_rating('${noReviews.sku}')`, { exact_match: '' })).evaluate(page, null),
+      1,
+      '"" without reviews',
+    );
   });
 
   test('the shop helpers need the admin account, which never appears in their errors', async () => {
     const page = await episodePage();
     await page.goto(`${sites.urls.shopping}/`);
-    const check = (options: Partial<EvaluatorOptions>) => evaluator(html('func:shopping_get_latest_order_url()', '', { must_include: ['no such words on the page'] }), options);
+    const check = (options: Partial<EvaluatorOptions>) =>
+      evaluator(html('func:shopping_get_latest_order_url()', '', { must_include: ['no such words on the page'] }), options);
     const saved = [process.env.WEBRL_SHOPPING_ADMIN_USERNAME, process.env.WEBRL_SHOPPING_ADMIN_PASSWORD];
     delete process.env.WEBRL_SHOPPING_ADMIN_USERNAME;
     delete process.env.WEBRL_SHOPPING_ADMIN_PASSWORD;
     try {
-      const noAccount = buildEvaluator(parseTasks([{ sites: ['shopping'], task_id: 900, start_url: '__SHOPPING__', intent: 'x', eval: html('func:shopping_get_latest_order_url()', '', { must_include: ['x'] }) }])[0]!, { siteUrls: sites.urls, judge, harness: 'webarena' });
+      const noAccount = buildEvaluator(
+        parseTasks([
+          {
+            sites: ['shopping'],
+            task_id: 900,
+            start_url: '__SHOPPING__',
+            intent: 'x',
+            eval: html('func:shopping_get_latest_order_url()', '', { must_include: ['x'] }),
+          },
+        ])[0]!,
+        { siteUrls: sites.urls, judge, harness: 'webarena' },
+      );
       await assert.rejects(noAccount.evaluate(page, null), /set WEBRL_SHOPPING_ADMIN_USERNAME and WEBRL_SHOPPING_ADMIN_PASSWORD/);
       process.env.WEBRL_SHOPPING_ADMIN_USERNAME = 'admin';
       process.env.WEBRL_SHOPPING_ADMIN_PASSWORD = 'wrong-secret-pw';
-      await assert.rejects(noAccount.evaluate(page, null), (error: Error) => /answered HTTP 401/.test(error.message) && !error.message.includes('wrong-secret-pw'));
+      await assert.rejects(
+        noAccount.evaluate(page, null),
+        (error: Error) => /answered HTTP 401/.test(error.message) && !error.message.includes('wrong-secret-pw'),
+      );
     } finally {
       if (saved[0] === undefined) delete process.env.WEBRL_SHOPPING_ADMIN_USERNAME;
       else process.env.WEBRL_SHOPPING_ADMIN_USERNAME = saved[0];
@@ -395,7 +472,11 @@ describe("the embedded shop's REST API (Magento's shapes)", () => {
   });
 
   const token = async (origin: string, credentials: unknown = EMBEDDED_SHOP_ADMIN) =>
-    fetch(`${origin}/rest/default/V1/integration/admin/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+    fetch(`${origin}/rest/default/V1/integration/admin/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(credentials),
+    });
   const get = async (url: string, bearer?: string) => fetch(url, { headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
 
   test('an admin token for the seeded admin account, on the storefront and beside the back office; others are refused', async () => {
@@ -415,7 +496,12 @@ describe("the embedded shop's REST API (Magento's shapes)", () => {
     const shop = sites.sites.shopping.origin;
     const bearer = (await (await token(shop)).json()) as string;
     const q = (params: Record<string, string>) => `${shop}/rest/V1/orders?${new URLSearchParams(params)}`;
-    const latest = (await (await get(q({ 'searchCriteria[sortOrders][0][field]': 'created_at', 'searchCriteria[sortOrders][0][direction]': 'DESC', 'searchCriteria[pageSize]': '1' }), bearer)).json()) as {
+    const latest = (await (
+      await get(
+        q({ 'searchCriteria[sortOrders][0][field]': 'created_at', 'searchCriteria[sortOrders][0][direction]': 'DESC', 'searchCriteria[pageSize]': '1' }),
+        bearer,
+      )
+    ).json()) as {
       items: { increment_id: string; created_at: string; status: string; items: { sku: string }[]; grand_total: number }[];
       total_count: number;
       search_criteria: { page_size: number; sort_orders: unknown[] };
@@ -426,12 +512,19 @@ describe("the embedded shop's REST API (Magento's shapes)", () => {
     assert.equal(latest.items[0]!.increment_id, String(seeded.id).padStart(9, '0'));
     assert.match(latest.items[0]!.created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     assert.equal(latest.items[0]!.status, seeded.status.toLowerCase());
-    assert.deepEqual(latest.items[0]!.items.map((l) => l.sku), seeded.lines.map((l) => l.sku));
+    assert.deepEqual(
+      latest.items[0]!.items.map((l) => l.sku),
+      seeded.lines.map((l) => l.sku),
+    );
     assert.deepEqual(latest.search_criteria.sort_orders, [{ field: 'created_at', direction: 'DESC' }]);
-    const canceled = (await (await get(q({ 'searchCriteria[filterGroups][0][filters][0][field]': 'status', 'searchCriteria[filterGroups][0][filters][0][value]': 'canceled' }), bearer)).json()) as { items: { status: string }[] };
+    const canceled = (await (
+      await get(q({ 'searchCriteria[filterGroups][0][filters][0][field]': 'status', 'searchCriteria[filterGroups][0][filters][0][value]': 'canceled' }), bearer)
+    ).json()) as { items: { status: string }[] };
     assert.ok(canceled.items.length > 0 && canceled.items.every((o) => o.status === 'canceled'));
     assert.equal((await get(q({ 'searchCriteria[nonsense]': '1' }), bearer)).status, 400);
-    const admin = (await (await get(`${sites.sites.shopping_admin.origin}/rest/V1/orders?${new URLSearchParams({ 'searchCriteria[pageSize]': '5' })}`, bearer)).json()) as { items: { customer_email: string; status_histories: unknown[] }[]; total_count: number };
+    const admin = (await (
+      await get(`${sites.sites.shopping_admin.origin}/rest/V1/orders?${new URLSearchParams({ 'searchCriteria[pageSize]': '5' })}`, bearer)
+    ).json()) as { items: { customer_email: string; status_histories: unknown[] }[]; total_count: number };
     assert.equal(admin.items.length, 5);
     assert.equal(admin.total_count, world.admin.seed.orders.length);
     assert.ok(admin.items.every((o) => o.customer_email.includes('@') && Array.isArray(o.status_histories)));
@@ -441,11 +534,27 @@ describe("the embedded shop's REST API (Magento's shapes)", () => {
     const shop = sites.sites.shopping.origin;
     const bearer = (await (await token(shop)).json()) as string;
     const product = world.shopping.seed.catalog.products.find((p) => world.shopping.seed.catalog.reviews.filter((r) => r.productId === p.id).length > 1)!;
-    const reviews = (await (await get(`${shop}/rest/V1/products/${product.sku}/reviews`, bearer)).json()) as { id: number; nickname: string; ratings: { rating_name: string; percent: number; value: number }[] }[];
+    const reviews = (await (await get(`${shop}/rest/V1/products/${product.sku}/reviews`, bearer)).json()) as {
+      id: number;
+      nickname: string;
+      ratings: { rating_name: string; percent: number; value: number }[];
+    }[];
     const seeded = world.shopping.seed.catalog.reviews.filter((r) => r.productId === product.id).sort((a, b) => a.id - b.id);
-    assert.deepEqual(reviews.map((r) => r.id), seeded.map((r) => r.id));
-    assert.deepEqual(reviews.map((r) => r.nickname), seeded.map((r) => r.nickname));
-    assert.deepEqual(reviews[0]!.ratings[0], { vote_id: seeded[0]!.id, rating_id: 4, rating_name: 'Rating', percent: seeded[0]!.rating * 20, value: seeded[0]!.rating });
+    assert.deepEqual(
+      reviews.map((r) => r.id),
+      seeded.map((r) => r.id),
+    );
+    assert.deepEqual(
+      reviews.map((r) => r.nickname),
+      seeded.map((r) => r.nickname),
+    );
+    assert.deepEqual(reviews[0]!.ratings[0], {
+      vote_id: seeded[0]!.id,
+      rating_id: 4,
+      rating_name: 'Rating',
+      percent: seeded[0]!.rating * 20,
+      value: seeded[0]!.rating,
+    });
     assert.equal((await get(`${shop}/rest/V1/products/NO-SUCH-SKU/reviews`, bearer)).status, 404);
     assert.equal((await get(`${sites.sites.shopping_admin.origin}/rest/all/V1/products/${product.sku}/reviews`, bearer)).status, 200);
   });

@@ -32,7 +32,11 @@ describe('WebArena-Lite task file', () => {
     await context.route('**/*', (route) => {
       const url = route.request().url().replace(/\/$/, '');
       const body = fixtures.get(url);
-      return route.fulfill({ status: body === undefined ? 404 : 200, contentType: 'text/html; charset=utf-8', body: body ?? '<html><body>Not found</body></html>' });
+      return route.fulfill({
+        status: body === undefined ? 404 : 200,
+        contentType: 'text/html; charset=utf-8',
+        body: body ?? '<html><body>Not found</body></html>',
+      });
     });
     page = await context.newPage();
   });
@@ -125,12 +129,17 @@ describe('WebArena-Lite task file', () => {
         const body = request.body as { username?: string; password?: string };
         return body.username === 'admin' && body.password === 'pw' ? { json: 'tok' } : { status: 401, json: { message: 'no' } };
       }
-      if (request.url.startsWith('/rest/V1/orders?') && request.headers.authorization === 'Bearer tok') return { json: { items: [{ increment_id: '000000191' }], total_count: 1 } };
+      if (request.url.startsWith('/rest/V1/orders?') && request.headers.authorization === 'Bearer tok')
+        return { json: { items: [{ increment_id: '000000191' }], total_count: 1 } };
       return { status: 404, json: { message: 'not found' } };
     });
     try {
       const urls = { ...U, shopping: shop.url };
-      const [evaluator] = buildTasks([task(104).config], { siteUrls: urls, judge: new DeterministicJudge(), shopAdmin: { username: new Secret('admin'), password: new Secret('pw') } });
+      const [evaluator] = buildTasks([task(104).config], {
+        siteUrls: urls,
+        judge: new DeterministicJudge(),
+        shopAdmin: { username: new Secret('admin'), password: new Secret('pw') },
+      });
       const order = `${shop.url}/sales/order/view/order_id/191/`;
       await showPages({ [`${shop.url}/`]: 'home', [order]: '<div class="order-details-items ordered">Makeup remover B0738JQG6Q Ordered 1</div>' });
       assert.equal(await evaluator!.evaluator.evaluate(page, null), 1);

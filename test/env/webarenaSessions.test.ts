@@ -38,7 +38,9 @@ describe('session checks on a site that shows its sign-in form in place', () => 
         const cookie = /admin_session=(\w+)/.exec(req.headers.cookie ?? '')?.[1];
         const signedIn = cookie !== undefined && sessions.has(cookie);
         res.writeHead(200, { 'content-type': 'text/html' });
-        res.end(signedIn ? '<!DOCTYPE html><title>Dashboard</title><h1>Dashboard</h1>' : String(renderLoginPage('Magento Admin', form, req.url ?? '/', '/dashboard')));
+        res.end(
+          signedIn ? '<!DOCTYPE html><title>Dashboard</title><h1>Dashboard</h1>' : String(renderLoginPage('Magento Admin', form, req.url ?? '/', '/dashboard')),
+        );
       });
     });
     await new Promise<void>((resolve) => admin.listen(0, '127.0.0.1', resolve));

@@ -52,10 +52,16 @@ describe('WebArena-Verified', () => {
     const ids = (JSON.parse(await readFile(join(assets.subsets, 'webarena-verified-hard.json'), 'utf8')) as { task_ids: number[] }).task_ids;
     assert.equal(ids.length, 258);
     const hard = await readTaskFile('webarena-verified-hard');
-    assert.deepEqual(hard.map((task) => task.task_id), ids);
+    assert.deepEqual(
+      hard.map((task) => task.task_id),
+      ids,
+    );
     // A subset file of one's own selects the same way.
     const own = await readTaskFile(join(assets.subsets, 'webarena-verified-hard.json'));
-    assert.deepEqual(own.map((task) => task.task_id), ids);
+    assert.deepEqual(
+      own.map((task) => task.task_id),
+      ids,
+    );
   });
 
   it('lists every invalid task of a Verified file, each with its field', async () => {
@@ -68,7 +74,10 @@ describe('WebArena-Verified', () => {
     assert.equal(report.tasks.length, 1);
     assert.deepEqual(
       report.problems.map((p) => p.message),
-      [`task ${tasks[0]!.task_id}: start_urls: Too small: expected array to have >=1 items`, `task ${tasks[1]!.task_id}: eval: expected exactly one AgentResponseEvaluator, found 0`],
+      [
+        `task ${tasks[0]!.task_id}: start_urls: Too small: expected array to have >=1 items`,
+        `task ${tasks[1]!.task_id}: eval: expected exactly one AgentResponseEvaluator, found 0`,
+      ],
     );
   });
 
@@ -81,7 +90,9 @@ describe('WebArena-Verified', () => {
       assert.equal(score, expected.score);
       assert.equal(details.status, expected.status);
       assert.equal(details.evaluators, expected.evaluators_results.map((r) => `${r.evaluator_name}: ${r.status}`).join('; '));
-      const { result } = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
+      const { result } = await (
+        await sharedVerifiedEvaluator()
+      ).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
       assert.deepEqual(
         result.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
         expected.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
@@ -102,8 +113,20 @@ describe('WebArena-Verified', () => {
     const dir = await mkdtemp(join(tmpdir(), 'webrl-verified-check-'));
     try {
       const file = join(dir, 'tasks.json');
-      await writeFile(file, JSON.stringify(tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.verified)));
-      const ids = tasks.filter((t) => t.sites.join() === 'gitlab').slice(0, 2).map((t) => t.task_id).join(', ');
+      await writeFile(
+        file,
+        JSON.stringify(
+          tasks
+            .filter((t) => t.sites.join() === 'gitlab')
+            .slice(0, 2)
+            .map((t) => t.verified),
+        ),
+      );
+      const ids = tasks
+        .filter((t) => t.sites.join() === 'gitlab')
+        .slice(0, 2)
+        .map((t) => t.task_id)
+        .join(', ');
       const problemsUnder = async (harness: string) => {
         const config = parseConfig({
           campaign: {
@@ -115,10 +138,16 @@ describe('WebArena-Verified', () => {
         return sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
       };
       const lite = await problemsUnder('webarena-lite');
-      assert.ok(lite.includes(`campaign.environment.webarena.tasks.train: tasks ${ids} of ${file} are WebArena-Verified tasks: set harness: webarena-verified`), lite.join('\n'));
+      assert.ok(
+        lite.includes(`campaign.environment.webarena.tasks.train: tasks ${ids} of ${file} are WebArena-Verified tasks: set harness: webarena-verified`),
+        lite.join('\n'),
+      );
       const verified = await problemsUnder('webarena-verified');
       assert.ok(!verified.some((p) => p.includes('WebArena-Verified')), verified.join('\n'));
-      assert.ok(verified.some((p) => p.startsWith('site gitlab has no URL')), verified.join('\n'));
+      assert.ok(
+        verified.some((p) => p.startsWith('site gitlab has no URL')),
+        verified.join('\n'),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -127,7 +156,15 @@ describe('WebArena-Verified', () => {
   it('fails a wrong variant of each demo, and a message that is not JSON with its reason', async () => {
     const task = (id: number) => tasks.find((t) => t.task_id === id)!;
     // 107 answered as it should be, one count off.
-    const wrong107 = { task_type: 'RETRIEVE', status: 'SUCCESS', retrieved_data: [8, 13, 9, 8, 10, 4, 5, 11].map((count, i) => ({ month: ['May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'][i], count })), error_details: null };
+    const wrong107 = {
+      task_type: 'RETRIEVE',
+      status: 'SUCCESS',
+      retrieved_data: [8, 13, 9, 8, 10, 4, 5, 11].map((count, i) => ({
+        month: ['May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'][i],
+        count,
+      })),
+      error_details: null,
+    };
     const failed107 = await scoreVerified(task(107), SITES, JSON.stringify(wrong107), { network });
     assert.equal(failed107.score, 0);
     assert.equal(failed107.details.status, 'failure');
@@ -207,11 +244,14 @@ describe('the env-ctrl reset hook', () => {
         embeddedSites: () => Promise.reject(new Error('no embedded sites here')),
         shared: <T>(key: string, create: () => T): T => (shared.has(key) ? shared.get(key) : shared.set(key, create()).get(key)) as T,
       } as WorkerResources;
-      await assert.rejects(webarenaBackend.prepare!(workers, settings, 'phase', (run) => run()), (error: Error) => {
-        assert.ok(error instanceof SitesUnavailable);
-        assert.match(error.message, /^reset of site gitlab: env-ctrl POST .*did not come back/);
-        return true;
-      });
+      await assert.rejects(
+        webarenaBackend.prepare!(workers, settings, 'phase', (run) => run()),
+        (error: Error) => {
+          assert.ok(error instanceof SitesUnavailable);
+          assert.match(error.message, /^reset of site gitlab: env-ctrl POST .*did not come back/);
+          return true;
+        },
+      );
     } finally {
       service.server.close();
     }
@@ -224,11 +264,23 @@ describe('the stored network trace', () => {
     request: {
       method: 'POST',
       url: `http://shop/cart/${i}`,
-      headers: [{ name: 'Cookie', value: 'PHPSESSID=secret' }, { name: 'Referer', value: 'http://shop/' }, { name: 'Authorization', value: 'Bearer t' }],
+      headers: [
+        { name: 'Cookie', value: 'PHPSESSID=secret' },
+        { name: 'Referer', value: 'http://shop/' },
+        { name: 'Authorization', value: 'Bearer t' },
+      ],
       cookies: [{ name: 'PHPSESSID', value: 'secret' }],
       postData: { mimeType: 'application/x-www-form-urlencoded', text: 'qty=2&form_key=abc&password=hunter2' },
     },
-    response: { status: 200, headers: [{ name: 'Set-Cookie', value: 'PHPSESSID=new' }, { name: 'Content-Type', value: 'text/html' }], cookies: [{ name: 'PHPSESSID', value: 'new' }], content: { size: body.length, mimeType: 'text/html', text: body } },
+    response: {
+      status: 200,
+      headers: [
+        { name: 'Set-Cookie', value: 'PHPSESSID=new' },
+        { name: 'Content-Type', value: 'text/html' },
+      ],
+      cookies: [{ name: 'PHPSESSID', value: 'new' }],
+      content: { size: body.length, mimeType: 'text/html', text: body },
+    },
   });
 
   it('keeps no cookie, credential or secret form field', () => {

@@ -55,7 +55,10 @@ export interface StoredRun {
 export async function assertManifestsEqualBesideConfig(name: string, a: StoredRun, b: StoredRun): Promise<void> {
   for (const run of [a, b]) {
     const frozen = configSha256(await run.store.getBytes(campaignConfigKey(name)));
-    assert.ok(run.manifests.every((m) => m.data.configSha256 === frozen), 'each manifest names its own frozen config');
+    assert.ok(
+      run.manifests.every((m) => m.data.configSha256 === frozen),
+      'each manifest names its own frozen config',
+    );
   }
   const withoutConfig = (run: StoredRun) => run.manifests.map((m) => ({ ...m, data: { ...m.data, configSha256: undefined } }));
   assert.deepEqual(withoutConfig(a), withoutConfig(b));

@@ -15,10 +15,24 @@ const execFileAsync = promisify(execFile);
 /** Saves each run's history to `<dir>/campaign-<name>-phase-<phase>.json`. */
 export async function recordHistories(stack: TestStack, name: string, runs: { runId: string; phase: number }[], dir: string): Promise<void> {
   for (const run of runs) {
-    const { stdout } = await execFileAsync(stack.temporalBinary, [
-      'workflow', 'show', '--workflow-id', campaignWorkflowId(name), '--run-id', run.runId, '--output', 'json',
-      '--address', stack.config.temporal.address, '--namespace', stack.config.temporal.namespace,
-    ], { maxBuffer: 256 * 1024 * 1024 });
+    const { stdout } = await execFileAsync(
+      stack.temporalBinary,
+      [
+        'workflow',
+        'show',
+        '--workflow-id',
+        campaignWorkflowId(name),
+        '--run-id',
+        run.runId,
+        '--output',
+        'json',
+        '--address',
+        stack.config.temporal.address,
+        '--namespace',
+        stack.config.temporal.namespace,
+      ],
+      { maxBuffer: 256 * 1024 * 1024 },
+    );
     await writeFile(join(dir, `campaign-${name}-phase-${run.phase}.json`), stdout);
   }
 }

@@ -98,15 +98,21 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
   options: LlmCampaignOptions<S> = {},
 ): Promise<LlmCampaignRun<S>> {
   const phases = options.phases ?? 2;
-  if (options.actor && (serving !== 'vllm-lora' || options.crashInDeployOfPhase !== undefined)) throw new Error('another actor server works with vllm-lora serving and no crash');
+  if (options.actor && (serving !== 'vllm-lora' || options.crashInDeployOfPhase !== undefined))
+    throw new Error('another actor server works with vllm-lora serving and no crash');
   const fixture = options.actor ? undefined : await startVllmServer({ base: BASE_MODEL, answer: (model) => `exit(message="acted by ${model}")` });
   // S is VllmServer exactly when no other server is given.
   const vllm = (options.actor?.server ?? fixture) as S;
   const yes = options.ormVerdict === 'NO' ? 0.3 : 0.7;
   const orm: TestServer = await startServer(() => ({
-    json: chatCompletion(options.ormVerdict ?? 'YES', 'orm', [{ token: 'YES', logprob: Math.log(yes) }, { token: 'NO', logprob: Math.log(1 - yes) }]),
+    json: chatCompletion(options.ormVerdict ?? 'YES', 'orm', [
+      { token: 'YES', logprob: Math.log(yes) },
+      { token: 'NO', logprob: Math.log(1 - yes) },
+    ]),
   }));
-  const critic: TestServer = await startServer((request) => ({ json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) } }));
+  const critic: TestServer = await startServer((request) => ({
+    json: { values: ((request.body as { states: unknown[] }).states ?? []).map(() => [0.5, 0.5]) },
+  }));
   const shared = await mkdtemp(join(tmpdir(), 'webrl-shared-adapters-'));
   const tiny = options.like ?? (await tinyCampaignConfig(stack, name, { phases }));
   const { phase, environment, training } = options.campaign ?? {};
@@ -138,7 +144,13 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
       serving:
         serving === 'vllm-lora'
           ? { backend: 'vllm-lora', baseUrl: vllm.baseUrl, sharedDir: shared, ...(vllm.maxLoraRank !== undefined ? { maxLoraRank: vllm.maxLoraRank } : {}) }
-          : { backend: 'command', baseUrl: vllm.baseUrl, command: `${process.execPath} ${DEPLOY} ${fixture!.url} {checkpoint} {name} {role}`, timeoutSeconds: 60, pollMs: 50 },
+          : {
+              backend: 'command',
+              baseUrl: vllm.baseUrl,
+              command: `${process.execPath} ${DEPLOY} ${fixture!.url} {checkpoint} {name} {role}`,
+              timeoutSeconds: 60,
+              pollMs: 50,
+            },
       ...options.models,
     },
   });

@@ -27,10 +27,17 @@ function safetensors(tensors: Record<string, { shape: number[]; data: Float32Arr
   json += ' '.repeat((8 - (json.length % 8)) % 8);
   const size = Buffer.alloc(8);
   size.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([size, Buffer.from(json), ...Object.values(tensors).map((tensor) => Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength))]);
+  return Buffer.concat([
+    size,
+    Buffer.from(json),
+    ...Object.values(tensors).map((tensor) => Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)),
+  ]);
 }
 
-export async function writeLoraAdapter(dir: string, options: { baseModel: string; rank: number; seed: number; extraConfig?: Record<string, unknown> }): Promise<string> {
+export async function writeLoraAdapter(
+  dir: string,
+  options: { baseModel: string; rank: number; seed: number; extraConfig?: Record<string, unknown> },
+): Promise<string> {
   const config = JSON.parse(await readFile(join(options.baseModel, 'config.json'), 'utf8')) as LlamaShape;
   const headDim = config.head_dim ?? config.hidden_size / config.num_attention_heads;
   const outputs = { q_proj: config.num_attention_heads * headDim, v_proj: (config.num_key_value_heads ?? config.num_attention_heads) * headDim };

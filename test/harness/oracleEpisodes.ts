@@ -79,7 +79,8 @@ export function describeOracleSolves(site: string): void {
       await Promise.all(
         tasks.map(async (task) => {
           const { outcome } = await oracle.episode(toEpisodeTask(task, oracle.sites.urls));
-          if (outcome.score !== 1 || outcome.reason !== 'exit') failures.push(`task ${task.task_id} (${task.intent}): ${outcome.reason} score ${outcome.score} ${outcome.detail ?? ''}`);
+          if (outcome.score !== 1 || outcome.reason !== 'exit')
+            failures.push(`task ${task.task_id} (${task.intent}): ${outcome.reason} score ${outcome.score} ${outcome.detail ?? ''}`);
         }),
       );
       assert.deepEqual(failures, []);

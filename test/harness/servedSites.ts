@@ -79,7 +79,12 @@ export function servedWebArenaConfig(
   sites: (site: EmbeddedSiteName) => Record<string, unknown> = () => ({}),
   settings: Record<string, unknown> = {},
 ): WebArenaConfig {
-  const webarena = { sites: servedSiteSettings(served, sites), tasks: { train: { path: taskFile }, test: { path: taskFile } }, healthCheck: { attempts: 2, intervalSeconds: 0.2, timeoutSeconds: 5 }, ...settings };
+  const webarena = {
+    sites: servedSiteSettings(served, sites),
+    tasks: { train: { path: taskFile }, test: { path: taskFile } },
+    healthCheck: { attempts: 2, intervalSeconds: 0.2, timeoutSeconds: 5 },
+    ...settings,
+  };
   const environment = parseConfig({ campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena } } }).campaign.environment;
   if (environment.backend !== 'webarena') throw new Error('a webarena environment parses to the webarena backend');
   return environment.webarena;

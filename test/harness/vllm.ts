@@ -66,7 +66,9 @@ export async function sha256Files(dir: string): Promise<Record<string, string>> 
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     const full = join(entry.parentPath, entry.name);
-    files[full.slice(dir.length + 1)] = createHash('sha256').update(await readFile(full)).digest('hex');
+    files[full.slice(dir.length + 1)] = createHash('sha256')
+      .update(await readFile(full))
+      .digest('hex');
   }
   return files;
 }
@@ -121,7 +123,10 @@ export async function startRecordedVllm(options: Omit<VllmServerOptions, 'python
       try {
         const upstream = await fetch(`http://127.0.0.1:${server.port}${request.url ?? '/'}`, {
           method: request.method,
-          headers: { 'content-type': request.headers['content-type'] ?? 'application/json', ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}) },
+          headers: {
+            'content-type': request.headers['content-type'] ?? 'application/json',
+            ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}),
+          },
           ...(raw.length ? { body: new Uint8Array(raw) } : {}),
         });
         noted.status = upstream.status;

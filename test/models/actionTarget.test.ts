@@ -23,8 +23,21 @@ const listing = (firstVote: string) =>
 describe('action targets', () => {
   test('name the element by its text, else its title or placeholder, with its rank among twins', () => {
     const observation = listing('1');
-    assert.deepEqual(describeTarget({ kind: 'Click', element: 3 }, observation), { tag: 'button', label: 'Upvote', nth: 2, of: 2, url: 'http://forum.test/f/books/new', value: '1' });
-    assert.deepEqual(describeTarget({ kind: 'Click', element: 2 }, observation), { tag: 'a', label: 'Klara and the Sun', nth: 1, of: 1, url: 'http://forum.test/f/books/new' });
+    assert.deepEqual(describeTarget({ kind: 'Click', element: 3 }, observation), {
+      tag: 'button',
+      label: 'Upvote',
+      nth: 2,
+      of: 2,
+      url: 'http://forum.test/f/books/new',
+      value: '1',
+    });
+    assert.deepEqual(describeTarget({ kind: 'Click', element: 2 }, observation), {
+      tag: 'a',
+      label: 'Klara and the Sun',
+      nth: 1,
+      of: 1,
+      url: 'http://forum.test/f/books/new',
+    });
     assert.equal(describeTarget({ kind: 'Type', element: 5, argument: 'Hi' }, observation)?.label, 'Title');
     assert.equal(describeTarget({ kind: 'Click', element: 99 }, observation), undefined, 'an id the page lacks');
     assert.equal(describeTarget({ kind: 'Scroll Down' }, observation), undefined);
@@ -58,7 +71,11 @@ describe('action targets', () => {
         { state: { intent, history: [], observation: listing('1') }, response: `do(action="Click", element="${element}")` },
         { state: { intent, history: [], observation: listing(finalVote) }, response: 'exit(message="Done")' },
       ])!;
-    const row = (state: ModelState) => Array.from(featurizeOutcomes([state]).indices).filter((index) => index !== 0).sort().join(',');
+    const row = (state: ModelState) =>
+      Array.from(featurizeOutcomes([state]).indices)
+        .filter((index) => index !== 0)
+        .sort()
+        .join(',');
     const firstCast = outcome('1', '0');
     assert.notEqual(row(firstCast), row(outcome('3', '0')), 'the first or the second Upvote');
     assert.notEqual(row(firstCast), row(outcome('1', '1')), 'the vote shows on the final page or not');

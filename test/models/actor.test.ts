@@ -28,7 +28,14 @@ const productState: ModelState = {
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'models-actor-'));
-  const result = await train({ objective: 'actor-sft', data: { records: await demonstrations(TRAIN_TASKS) }, outPath: join(dir, 'actor.onnx'), seed: 1, epochs: 4, batchSize: 8 });
+  const result = await train({
+    objective: 'actor-sft',
+    data: { records: await demonstrations(TRAIN_TASKS) },
+    outPath: join(dir, 'actor.onnx'),
+    seed: 1,
+    epochs: 4,
+    batchSize: 8,
+  });
   assert.equal(result.metrics.coveredDemonstrations, 1, 'every oracle step is a candidate');
   actor = new Actor(await loadModel(join(dir, 'actor.onnx'), { kind: 'actor' }));
   memoryActor = new Actor(await loadModel(join(dir, 'actor.onnx'), { kind: 'actor', engine: 'memory' }));
@@ -55,7 +62,10 @@ describe('log-probs of action strings', () => {
 
   test('unparseable outputs, unknown elements and arguments it never offers get the floor', async () => {
     const results = await actor.logProbs(
-      ['I think I should click', 'do(action="Click", element="99")', 'do(action="Type", argument="zzz qqq", element="0")'].map((response) => ({ state: productState, response })),
+      ['I think I should click', 'do(action="Click", element="99")', 'do(action="Type", argument="zzz qqq", element="0")'].map((response) => ({
+        state: productState,
+        response,
+      })),
     );
     for (const result of results) assert.deepEqual([result.logProb, result.inCandidates], [FLOOR_LOG_PROB, false]);
   });
@@ -116,7 +126,11 @@ describe('acting', () => {
 
   test('as a browser Policy it answers with a grammar string and the WebRL prompt', async () => {
     const policy = createActorPolicy(actor, { mode: 'sample', temperature: 1, seed: 3 });
-    const input = { task: { task_id: 7, intent: productState.intent, start_url: 'http://shop.test/' }, observation: productState.observation, history: productState.history };
+    const input = {
+      task: { task_id: 7, intent: productState.intent, start_url: 'http://shop.test/' },
+      observation: productState.observation,
+      history: productState.history,
+    };
     const output = await policy.act(input);
     assert.deepEqual(await policy.act(input), output, 'seeded by (seed, task, round)');
     assert.match(output.prompt, /^Task Instruction: What is the price/);

@@ -73,7 +73,13 @@ describe('ONNX export and reload match the in-memory model within 1e-5', () => {
     });
     assert.ok(candidates > 1000, `${candidates} candidates compared`);
     assert.equal(saved.featurizer.version, FEATURIZER_VERSION);
-    assert.deepEqual(saved.onnx.inputs.map((input) => input.shape), [['n', ACTOR_ROW_WIDTH], ['n', ACTOR_ROW_WIDTH]]);
+    assert.deepEqual(
+      saved.onnx.inputs.map((input) => input.shape),
+      [
+        ['n', ACTOR_ROW_WIDTH],
+        ['n', ACTOR_ROW_WIDTH],
+      ],
+    );
     assert.deepEqual(saved.training.data, ['campaigns/test/data.jsonl']);
   });
 
@@ -83,9 +89,22 @@ describe('ONNX export and reload match the in-memory model within 1e-5', () => {
     const saved = await saveModel(path, network, card('critic'));
     const fromOnnx = await new Critic(await loadModel(path, { kind: 'critic' })).values(states);
     const inMemory = await new Critic(inMemoryModel(network, 'critic')).values(states);
-    assert.ok(maxDifference(fromOnnx.map((v) => v.v1), inMemory.map((v) => v.v1)) < 1e-5);
-    assert.ok(maxDifference(fromOnnx.map((v) => v.v2), inMemory.map((v) => v.v2)) < 1e-5);
-    assert.ok(fromOnnx.some((v) => v.v1 !== v.v2), 'the heads differ');
+    assert.ok(
+      maxDifference(
+        fromOnnx.map((v) => v.v1),
+        inMemory.map((v) => v.v1),
+      ) < 1e-5,
+    );
+    assert.ok(
+      maxDifference(
+        fromOnnx.map((v) => v.v2),
+        inMemory.map((v) => v.v2),
+      ) < 1e-5,
+    );
+    assert.ok(
+      fromOnnx.some((v) => v.v1 !== v.v2),
+      'the heads differ',
+    );
     assert.deepEqual(saved.onnx.output, { name: 'critic_values', type: 'float32', shape: ['n', 2] });
     assert.deepEqual(saved.onnx.inputs[0]!.shape, ['n', STATE_ROW_WIDTH]);
   });
@@ -96,7 +115,12 @@ describe('ONNX export and reload match the in-memory model within 1e-5', () => {
     await saveModel(path, network, card('orm'));
     const fromOnnx = await new Orm(await loadModel(path, { kind: 'orm' })).judge(states);
     const inMemory = await new Orm(inMemoryModel(network, 'orm')).judge(states);
-    assert.ok(maxDifference(fromOnnx.map((v) => v.pYes), inMemory.map((v) => v.pYes)) < 1e-5);
+    assert.ok(
+      maxDifference(
+        fromOnnx.map((v) => v.pYes),
+        inMemory.map((v) => v.pYes),
+      ) < 1e-5,
+    );
     assert.ok(new Set(fromOnnx.map((v) => v.pYes.toFixed(4))).size > 5, 'outputs vary with the input');
   });
 });

@@ -35,7 +35,10 @@ describe('critic', () => {
     const values = await critic.values(heldOut.map((example) => example.state));
     const labels = heldOut.map((example) => example.mcReturn > 0);
     assert.ok(labels.some(Boolean) && !labels.every(Boolean));
-    const auc = rocAuc(values.map((v) => v.value), labels);
+    const auc = rocAuc(
+      values.map((v) => v.value),
+      labels,
+    );
     assert.ok(auc > 0.85, `held-out ROC AUC ${auc}`);
     assert.ok(values.every((v) => v.value === Math.min(v.v1, v.v2) && v.value > 0 && v.value < 1));
   });

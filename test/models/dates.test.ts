@@ -6,10 +6,13 @@ import { dateFormat, formatDate, intentDates } from '../../models/dates';
 describe('dates', () => {
   test('an intent names whole days and months; a month gives its first and last day', () => {
     assert.deepEqual(intentDates('Set its due date to Apr 21, 2026'), [{ date: { year: 2026, month: 4, day: 21 }, part: 'day' }]);
-    assert.deepEqual(intentDates('orders from 3 March 2022 to 2022-03-09').map((d) => d.date), [
-      { year: 2022, month: 3, day: 3 },
-      { year: 2022, month: 3, day: 9 },
-    ]);
+    assert.deepEqual(
+      intentDates('orders from 3 March 2022 to 2022-03-09').map((d) => d.date),
+      [
+        { year: 2022, month: 3, day: 3 },
+        { year: 2022, month: 3, day: 9 },
+      ],
+    );
     assert.deepEqual(intentDates('What are the top-2 best-selling products in February 2024?'), [
       { date: { year: 2024, month: 2, day: 1 }, part: 'month-start' },
       { date: { year: 2024, month: 2, day: 29 }, part: 'month-end' },

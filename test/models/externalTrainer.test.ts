@@ -77,7 +77,11 @@ describe('external trainer', () => {
     assert.ok(logs.some(([, line]) => line === 'seen env: on'));
     assert.deepEqual(
       result.uploaded.out!.map((object) => object.key),
-      ['campaigns/c/phase-1/checkpoints/actor/model.onnx', 'campaigns/c/phase-1/checkpoints/actor/tokenizer/vocab.json', 'campaigns/c/phase-1/checkpoints/actor.files.json'],
+      [
+        'campaigns/c/phase-1/checkpoints/actor/model.onnx',
+        'campaigns/c/phase-1/checkpoints/actor/tokenizer/vocab.json',
+        'campaigns/c/phase-1/checkpoints/actor.files.json',
+      ],
     );
     assert.equal(files.objects.get('campaigns/c/phase-1/checkpoints/actor/model.onnx'), 'weights for 3 examples');
     assert.deepEqual(await trainerDirs(), before, 'the temporary directory is removed');
@@ -87,7 +91,10 @@ describe('external trainer', () => {
     const files = store();
     await runExternalTrainer({ command: command('ok'), inputs, outputs, store: files });
     const listing = JSON.parse(files.objects.get('campaigns/c/phase-1/checkpoints/actor.files.json')!);
-    assert.deepEqual(listing.files.map((file: { path: string }) => file.path), ['model.onnx', 'tokenizer/vocab.json']);
+    assert.deepEqual(
+      listing.files.map((file: { path: string }) => file.path),
+      ['model.onnx', 'tokenizer/vocab.json'],
+    );
     const seen: string[] = [];
     await runExternalTrainer({
       command: `${command('ok')} --init {init}`,
@@ -119,7 +126,10 @@ describe('external trainer', () => {
     const withInit = await run({ init: 'campaigns/c/phase-1/checkpoints/actor' });
     assert.ok(withInit.includes('options: --data --out --mode --init --last') && withInit.includes('init files: model.onnx,tokenizer'), withInit.join('\n'));
     // Names that are not optional inputs still fail.
-    await assert.rejects(runExternalTrainer({ command: `${template} {other}`, inputs, optional, outputs, store: store() }), /names \{other\}, which is neither an input nor an output/);
+    await assert.rejects(
+      runExternalTrainer({ command: `${template} {other}`, inputs, optional, outputs, store: store() }),
+      /names \{other\}, which is neither an input nor an output/,
+    );
   });
 
   test('with a work directory, a retry finds the failed attempt’s partial output; a success clears it', async () => {
@@ -154,16 +164,32 @@ describe('external trainer', () => {
     await assert.rejects(runExternalTrainer({ command: command('hang'), inputs, outputs, store: store(), timeoutMs: 300 }), /ran past its 300 ms limit/);
     const controller = new AbortController();
     await assert.rejects(
-      runExternalTrainer({ command: command('hang'), inputs, outputs, store: store(), signal: controller.signal, onLog: (line) => line.startsWith('loaded') && controller.abort() }),
+      runExternalTrainer({
+        command: command('hang'),
+        inputs,
+        outputs,
+        store: store(),
+        signal: controller.signal,
+        onLog: (line) => line.startsWith('loaded') && controller.abort(),
+      }),
       /was cancelled/,
     );
   });
 
   test('a missing output, an unknown placeholder, a missing program, a missing input', async () => {
     await assert.rejects(runExternalTrainer({ command: command('no-output'), inputs, outputs, store: store() }), /exited 0 but did not write \{out\}/);
-    await assert.rejects(runExternalTrainer({ command: `${command('ok')} --init {actor}`, inputs, outputs, store: store() }), /names \{actor\}, which is neither an input nor an output/);
-    await assert.rejects(runExternalTrainer({ command: '/nonexistent/python train.py {data}', inputs, outputs, store: store() }), /cannot start the trainer "\/nonexistent\/python"/);
-    await assert.rejects(runExternalTrainer({ command: command('ok'), inputs: { data: 'missing.jsonl' }, outputs, store: store() }), /no object missing\.jsonl/);
+    await assert.rejects(
+      runExternalTrainer({ command: `${command('ok')} --init {actor}`, inputs, outputs, store: store() }),
+      /names \{actor\}, which is neither an input nor an output/,
+    );
+    await assert.rejects(
+      runExternalTrainer({ command: '/nonexistent/python train.py {data}', inputs, outputs, store: store() }),
+      /cannot start the trainer "\/nonexistent\/python"/,
+    );
+    await assert.rejects(
+      runExternalTrainer({ command: command('ok'), inputs: { data: 'missing.jsonl' }, outputs, store: store() }),
+      /no object missing\.jsonl/,
+    );
   });
 
   test('command templates split like a shell would, without one', () => {

@@ -86,7 +86,14 @@ describe('rows', () => {
     const s = state('What is the total?');
     const rowIn = candidateRows(s);
     const rowOf = (key: string) => Array.from(rowIn(key)).join(',');
-    const keys = ['do(action="Click", element="0")', 'do(action="Click", element="2")', 'do(action="Hover", element="2")', 'exit(message="")', 'exit(message="$1,204.50")', 'do(action="Scroll Down")'];
+    const keys = [
+      'do(action="Click", element="0")',
+      'do(action="Click", element="2")',
+      'do(action="Hover", element="2")',
+      'exit(message="")',
+      'exit(message="$1,204.50")',
+      'do(action="Scroll Down")',
+    ];
     assert.equal(new Set(keys.map(rowOf)).size, keys.length);
     const later: ModelState = { ...s, history: [{ response: 'do(action="Scroll Down")', action: { kind: 'Scroll Down' } }] };
     assert.notDeepEqual(featurizeStates([s]).indices, featurizeStates([later]).indices);
@@ -104,7 +111,7 @@ describe('rows', () => {
     assert.ok(headphones.has(featureIndex('ap|Search|word')) && !headphones.has(featureIndex('apl|Search|acme')), 'capitalised words are names');
   });
 
-  test('the task type is the intent\'s phrasing, without its slot values', () => {
+  test("the task type is the intent's phrasing, without its slot values", () => {
     const typeFeatures = (intent: string) => {
       const row = featurizeStates([state(intent)]);
       return (word: string) => Array.from(row.indices).includes(featureIndex(`it|${word}`));
@@ -163,7 +170,12 @@ describe('rows', () => {
   test('an ORM row without the task type is the row less its type-crossed features, whatever the type', () => {
     const finished = (intent: string): ModelState => ({
       intent,
-      history: [{ response: 'do(action="Select Dropdown Option", argument="France", element="1")', action: { kind: 'Select Dropdown Option', element: 1, argument: 'France' } }],
+      history: [
+        {
+          response: 'do(action="Select Dropdown Option", argument="France", element="1")',
+          action: { kind: 'Select Dropdown Option', element: 1, argument: 'France' },
+        },
+      ],
       observation: formPage,
     });
     const features = (s: ModelState, withoutTaskType: boolean) => {
@@ -210,7 +222,7 @@ describe('candidates', () => {
     assert.equal(price?.label, 'Price');
   });
 
-  test('a textarea takes a comma list one item per line; a date field takes the intent\'s dates in its format', () => {
+  test("a textarea takes a comma list one item per line; a date field takes the intent's dates in its format", () => {
     const page: Observation = {
       url: 'http://admin.test/reports/sales',
       title: 'Report',
@@ -226,16 +238,33 @@ describe('candidates', () => {
     const lines = typed(1).flatMap((c) => (c.source === 'lines' && 'argument' in c.action ? [c.action.argument] : []));
     assert.ok(lines.includes('Packs\nShelters\nTrips'), 'the list, one item per line');
     assert.ok(!lines.some((text) => text.includes('Hiking')), 'quoted text stays as written');
-    assert.ok(!typed(0).concat(typed(2)).some((c) => c.source === 'lines'), 'only a textarea takes lines');
+    assert.ok(
+      !typed(0)
+        .concat(typed(2))
+        .some((c) => c.source === 'lines'),
+      'only a textarea takes lines',
+    );
     const dates = typed(0).filter((c) => c.source === 'month-start' || c.source === 'month-end');
-    assert.deepEqual(dates.map((c) => [c.source, 'argument' in c.action && c.action.argument]), [['month-start', '5/1/23'], ['month-end', '5/31/23']]);
+    assert.deepEqual(
+      dates.map((c) => [c.source, 'argument' in c.action && c.action.argument]),
+      [
+        ['month-start', '5/1/23'],
+        ['month-end', '5/31/23'],
+      ],
+    );
     assert.ok(!typed(2).some((c) => c.source.startsWith('month')), 'a field without a date format gets no dates');
   });
 
   test('an answer in a table cell is labelled with its column header', () => {
     const cell = (x: number, w: number, tag: string, text: string) => `<${tag} data-bbox="${x},100,${w},20"> ${text} </${tag}>`;
     const html = `<html> <body> <p> Orders </p> ${cell(0, 80, 'th', 'Total')}${cell(80, 60, 'th', 'Status')} ${cell(0, 80, 'td', '$12.00')}${cell(80, 60, 'td', '<span> Complete </span>')} </body> </html>`;
-    assert.deepEqual(pageSegments(html), [{ text: 'Orders' }, { text: 'Total' }, { text: 'Status' }, { text: '$12.00', column: 'Total' }, { text: 'Complete', column: 'Status' }]);
+    assert.deepEqual(pageSegments(html), [
+      { text: 'Orders' },
+      { text: 'Total' },
+      { text: 'Status' },
+      { text: '$12.00', column: 'Total' },
+      { text: 'Complete', column: 'Status' },
+    ]);
     const candidates = buildCandidates('What is the status of my last order?', { url: 'http://admin.test/orders', title: 'Orders', html, elements: [] });
     const label = (message: string) => candidates.find((c) => c.action.kind === 'exit' && c.action.message === message)?.label;
     assert.equal(label('Complete'), 'Status', 'not the cell before it');
@@ -243,7 +272,12 @@ describe('candidates', () => {
     assert.equal(label('Total'), 'Orders', 'outside a body cell, the segment before');
     const cells = candidates.filter((c) => c.cell).map((c) => c.action.kind === 'exit' && c.action.message);
     assert.deepEqual(cells, ['$12.00', 'Complete']);
-    const page: Observation = { url: 'http://admin.test/orders', title: 'Orders', html, elements: [{ id: 0, tag: 'input', text: '', attributes: {}, bbox: [0, 0, 10, 10] }] };
+    const page: Observation = {
+      url: 'http://admin.test/orders',
+      title: 'Orders',
+      html,
+      elements: [{ id: 0, tag: 'input', text: '', attributes: {}, bbox: [0, 0, 10, 10] }],
+    };
     const rowIn = candidateRows(state('What is the status of my last order?', page));
     assert.ok(rowIn('exit(message="Complete")').includes(featureIndex('xw|cell')));
     assert.ok(rowIn('exit(message="")').includes(featureIndex('xw|text')), 'an empty answer is no element text');
@@ -257,7 +291,10 @@ describe('candidates', () => {
     assert.ok(!phrases.includes('for wireless'), 'n-grams never start with a stop word');
     const price = intentPhrases('Change the price of Blue Kettle to $35.00', { maxNgram: 3, maxPhraseWords: 8, limit: 40 }).map((p) => p.text);
     assert.ok(price.includes('35.00') && !price.includes('$35.00'), 'a price field takes the number');
-    assert.ok(intentPhrases('a b c d e f g h i j k l m n o p q r s t u v w x y z', { maxNgram: 5, maxPhraseWords: 8, limit: CANDIDATE_LIMITS.maxArguments }).length <= CANDIDATE_LIMITS.maxArguments);
+    assert.ok(
+      intentPhrases('a b c d e f g h i j k l m n o p q r s t u v w x y z', { maxNgram: 5, maxPhraseWords: 8, limit: CANDIDATE_LIMITS.maxArguments }).length <=
+        CANDIDATE_LIMITS.maxArguments,
+    );
     assert.deepEqual(pageTextSegments('<p> Total: </p> <b>$3 &amp; 4&#39;s</b>'), ['Total:', "$3 & 4's"]);
     assert.deepEqual(intentLists('Tag it red, dark green and blue. Then stop'), [['red', 'dark green', 'blue']]);
     assert.deepEqual(intentLists('Hello, I would like a refund'), [], 'a clause is no list item');

@@ -36,7 +36,10 @@ describe('ORM', () => {
     const verdicts = await orm.judge(heldOut.map((example) => example.state));
     const labels = heldOut.map((example) => example.success);
     assert.ok(labels.some(Boolean) && !labels.every(Boolean));
-    const score = accuracy(verdicts.map((v) => v.pYes), labels);
+    const score = accuracy(
+      verdicts.map((v) => v.pYes),
+      labels,
+    );
     assert.ok(score >= 0.85, `held-out accuracy ${score}`);
     assert.ok(verdicts.every((v) => v.reward === (v.pYes >= 0.5 ? 1 : 0)));
   });

@@ -51,7 +51,11 @@ describe('unseen task type calibration', () => {
     };
     const { calibration, metrics } = calibrateUnseenTypes(EXAMPLES, 7, shifted);
     assert.equal(fits.length, CALIBRATION_FITS);
-    for (const fit of fits) assert.ok([...fit.judged].every((type) => !fit.trained.has(type)), 'a fold judges only task types its model did not train on');
+    for (const fit of fits)
+      assert.ok(
+        [...fit.judged].every((type) => !fit.trained.has(type)),
+        'a fold judges only task types its model did not train on',
+      );
     assert.deepEqual(calibration.knownTaskTypes, [...new Set(INTENTS.map(taskType))].sort());
     // Every offset in (1, 3) makes all verdicts right; the smoothed accuracy peaks in the middle.
     assert.ok(Math.abs(calibration.unseenTypeLogitOffset - 2) < 0.15, `offset ${calibration.unseenTypeLogitOffset}`);
@@ -70,8 +74,11 @@ describe('unseen task type calibration', () => {
 
   test('a trained ORM carries the correction in its card, and applies it to unseen task types only', async () => {
     // The shop has two task types; the same questions worded as "Tell me the cost of X" make a third.
-    const examples = outcomeExamples([...(await noisyTrajectories(TRAIN_TASKS, 1, 0.3)), ...(await noisyTrajectories(TRAIN_TASKS, 2, 0.3))]).map((example, i) =>
-      i % 2 === 0 && example.state.intent.startsWith('What is the price of ') ? { ...example, state: { ...example.state, intent: example.state.intent.replace(/^What is the price of (.*)\?$/, 'Tell me the cost of $1') } } : example,
+    const examples = outcomeExamples([...(await noisyTrajectories(TRAIN_TASKS, 1, 0.3)), ...(await noisyTrajectories(TRAIN_TASKS, 2, 0.3))]).map(
+      (example, i) =>
+        i % 2 === 0 && example.state.intent.startsWith('What is the price of ')
+          ? { ...example, state: { ...example.state, intent: example.state.intent.replace(/^What is the price of (.*)\?$/, 'Tell me the cost of $1') } }
+          : example,
     );
     const path = join(dir, 'orm.onnx');
     const result = await train({ objective: 'orm', data: { records: examples }, outPath: path, seed: 3, epochs: 2, batchSize: 16 });

@@ -31,7 +31,11 @@ const item: ScoredAction = KETTLE_ANSWER;
 
 /** The toy model's expected log-prob of the action: the tokens covering the text after the prompt. */
 function expected(response: string): { logProb: number; tokens: number } {
-  const prompt = buildPrompt(item.state.intent, item.state.history.map((round) => round.response), item.state.observation.html);
+  const prompt = buildPrompt(
+    item.state.intent,
+    item.state.history.map((round) => round.response),
+    item.state.observation.html,
+  );
   const tokens = toyTokens(prompt + response);
   let start = 0;
   let covered = 0;
@@ -85,7 +89,9 @@ describe('completions actor log-probs', () => {
 
   test("prompt_logprobs mode: reads vLLM's per-token dictionaries, picking the prompt's own token by id", async () => {
     for (const alternatives of [0, 2]) {
-      behaviour = (body) => ({ json: promptLogprobsCompletion(body.prompt, body.model, { alternatives, tokenIds: (body as { return_token_ids?: boolean }).return_token_ids === true }) });
+      behaviour = (body) => ({
+        json: promptLogprobsCompletion(body.prompt, body.model, { alternatives, tokenIds: (body as { return_token_ids?: boolean }).return_token_ids === true }),
+      });
       const start = server.requests.length;
       const results = await scorer({ mode: 'prompt_logprobs' }).logProbs([item, { ...item, response: 'do(action="Click", element="3")' }]);
       assert.ok(Math.abs(results[0]!.logProb - expected(item.response).logProb) < 1e-9, `${alternatives} alternatives`);

@@ -43,7 +43,14 @@ const finalState: ModelState = {
 
 describe('chat ORM', () => {
   test('P(YES) from the top log-probs, over the webrl.md §4 input', async () => {
-    behaviour = () => ({ json: chatCompletion('YES', 'judge', [{ token: 'YES', logprob: Math.log(0.6) }, { token: ' Yes', logprob: Math.log(0.1) }, { token: 'NO', logprob: Math.log(0.2) }, { token: 'Maybe', logprob: Math.log(0.1) }]) });
+    behaviour = () => ({
+      json: chatCompletion('YES', 'judge', [
+        { token: 'YES', logprob: Math.log(0.6) },
+        { token: ' Yes', logprob: Math.log(0.1) },
+        { token: 'NO', logprob: Math.log(0.2) },
+        { token: 'Maybe', logprob: Math.log(0.1) },
+      ]),
+    });
     const start = server.requests.length;
     const [verdict] = await createChatOrm(endpoint()).judge([finalState]);
     assert.ok(Math.abs(verdict!.pYes - 0.7 / 0.9) < 1e-9);
@@ -67,7 +74,7 @@ describe('chat ORM', () => {
     // line, one blank line before the page.
     assert.equal(
       ORM_SYSTEM_PROMPT,
-      'You are an expert in evaluating the performance of a website navigation agent. The agent is designed to help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent\'s action history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is successful or not. You must respond with YES or NO.',
+      "You are an expert in evaluating the performance of a website navigation agent. The agent is designed to help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent's action history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is successful or not. You must respond with YES or NO.",
     );
     const recorded: ModelState = {
       intent: '  What is the top-1 best selling product in 2022?\n',
@@ -93,12 +100,22 @@ describe('chat ORM', () => {
   });
 
   test("with actionTargets, each element action's line says what it acted on", () => {
-    assert.match(ormUserTurn(finalState, { actionTargets: true }), /\n# Element: the add button; do\(action="Click", element="3"\) \[button "Add to Cart" on \/product\/blue-kettle\?ref=search\]\nexit/);
+    assert.match(
+      ormUserTurn(finalState, { actionTargets: true }),
+      /\n# Element: the add button; do\(action="Click", element="3"\) \[button "Add to Cart" on \/product\/blue-kettle\?ref=search\]\nexit/,
+    );
     assert.doesNotMatch(ormUserTurn(finalState), /\[button "Add to Cart"/);
   });
 
   test("an answer's first token counts when the tokenizer splits it (SmolLM2: YES is Y + ES)", async () => {
-    behaviour = () => ({ json: chatCompletion('Y', 'judge', [{ token: 'Y', logprob: Math.log(0.5) }, { token: 'NO', logprob: Math.log(0.3) }, { token: 'N', logprob: Math.log(0.1) }, { token: 'Maybe', logprob: Math.log(0.1) }]) });
+    behaviour = () => ({
+      json: chatCompletion('Y', 'judge', [
+        { token: 'Y', logprob: Math.log(0.5) },
+        { token: 'NO', logprob: Math.log(0.3) },
+        { token: 'N', logprob: Math.log(0.1) },
+        { token: 'Maybe', logprob: Math.log(0.1) },
+      ]),
+    });
     const [verdict] = await createChatOrm(endpoint()).judge([finalState]);
     assert.ok(Math.abs(verdict!.pYes - 0.5 / 0.9) < 1e-9);
   });
@@ -108,7 +125,10 @@ describe('chat ORM', () => {
     assert.deepEqual(await createChatOrm(endpoint()).judge([finalState]), [{ pYes: 0, reward: 0 }]);
     behaviour = () => ({ json: chatCompletion('Perhaps', 'judge', [{ token: 'Perhaps', logprob: -0.01 }]) });
     const before = server.requests.length;
-    await assert.rejects(createChatOrm(endpoint()).judge([finalState]), (error: unknown) => error instanceof RemoteModelError && /3 attempt\(s\): neither YES nor NO/.test(error.message));
+    await assert.rejects(
+      createChatOrm(endpoint()).judge([finalState]),
+      (error: unknown) => error instanceof RemoteModelError && /3 attempt\(s\): neither YES nor NO/.test(error.message),
+    );
     assert.equal(server.requests.length - before, 3);
   });
 
@@ -131,7 +151,11 @@ describe('task generation', () => {
     const replies = [
       'Here you go:\n```json\n' +
         JSON.stringify([
-          { intent: 'How many reviews does the Blue Kettle have?', start_url: '__SHOPPING__', eval: { eval_types: ['string_match'], reference_answers: { must_include: ['12'] } } },
+          {
+            intent: 'How many reviews does the Blue Kettle have?',
+            start_url: '__SHOPPING__',
+            eval: { eval_types: ['string_match'], reference_answers: { must_include: ['12'] } },
+          },
           { intent: 'Add a yoga mat to my cart', start_url: '__SHOPPING__' },
           { intent: 'Open the order history page', start_url: 'http://evil.example/' },
           { start_url: '__SHOPPING__' },
@@ -185,7 +209,11 @@ describe('task generation', () => {
 
   test('an endpoint that keeps failing is recorded per turn, not thrown', async () => {
     behaviour = () => ({ status: 500, text: 'boom' });
-    const result = await generateTasksWithLlm([{ site: 'reddit', seeds: [{ intent: 'Upvote the newest post in the books forum', start_url: '__REDDIT__' }] }], { ...endpoint(), idPrefix: 'p1', maxAttempts: 2 });
+    const result = await generateTasksWithLlm([{ site: 'reddit', seeds: [{ intent: 'Upvote the newest post in the books forum', start_url: '__REDDIT__' }] }], {
+      ...endpoint(),
+      idPrefix: 'p1',
+      maxAttempts: 2,
+    });
     assert.deepEqual(result.tasks, []);
     assert.deepEqual(
       result.failures.map((failure) => [failure.site, failure.turn]),
@@ -223,23 +251,41 @@ describe('feasibility filter', () => {
     };
     const start = server.requests.length;
     const result = await judgeFeasibility(tasks, { ...endpoint(), batchSize: 5 });
-    assert.deepEqual(result.kept.map((t) => t.task_id), ['b']);
-    assert.deepEqual(result.dropped.map((t) => t.task_id), ['a']);
-    assert.deepEqual(result.unjudged.map((t) => t.task_id), ['c', 'd']);
+    assert.deepEqual(
+      result.kept.map((t) => t.task_id),
+      ['b'],
+    );
+    assert.deepEqual(
+      result.dropped.map((t) => t.task_id),
+      ['a'],
+    );
+    assert.deepEqual(
+      result.unjudged.map((t) => t.task_id),
+      ['c', 'd'],
+    );
     assert.deepEqual(result.failures.map((f) => [f.site, f.task_ids]).sort(), [
       ['gitlab', ['d']],
       ['shopping', ['c']],
     ]);
-    const shoppingPrompt = server.requests.slice(start).map((r) => messagesOf(r)[1]!.content).find((c) => c.startsWith('Website: shopping'))!;
+    const shoppingPrompt = server.requests
+      .slice(start)
+      .map((r) => messagesOf(r)[1]!.content)
+      .find((c) => c.startsWith('Website: shopping'))!;
     assert.match(shoppingPrompt, /cannot support:\n- paying with a real card/);
     const kept = await judgeFeasibility(tasks.slice(2), { ...endpoint(), keepUnjudged: true });
-    assert.deepEqual(kept.kept.map((t) => t.task_id), ['c', 'd']);
+    assert.deepEqual(
+      kept.kept.map((t) => t.task_id),
+      ['c', 'd'],
+    );
   });
 
   test('a hanging endpoint leaves its tasks unjudged with a recorded failure', async () => {
     behaviour = () => 'hang';
     const result = await judgeFeasibility(tasks.slice(0, 2), { ...endpoint(), timeoutMs: 150, maxAttempts: 2 });
-    assert.deepEqual(result.unjudged.map((t) => t.task_id), ['a', 'b']);
+    assert.deepEqual(
+      result.unjudged.map((t) => t.task_id),
+      ['a', 'b'],
+    );
     assert.deepEqual(result.kept, []);
     assert.match(result.failures[0]!.reason, /failed after 2 attempt\(s\): .*timed out/i);
   });

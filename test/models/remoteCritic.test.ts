@@ -35,7 +35,11 @@ after(async () => {
 
 const states: ModelState[] = [
   { intent: 'What is the price of "Blue Kettle"?', history: [], observation: render({ kind: 'home' }) },
-  { intent: 'What is the price of "Blue Kettle"?', history: [{ response: 'do(action="Search", argument="Blue Kettle", element="0")', action: null }], observation: render({ kind: 'search', query: 'Blue Kettle' }) },
+  {
+    intent: 'What is the price of "Blue Kettle"?',
+    history: [{ response: 'do(action="Search", argument="Blue Kettle", element="0")', action: null }],
+    observation: render({ kind: 'search', query: 'Blue Kettle' }),
+  },
   { intent: 'Add Red Backpack to the cart', history: [], observation: render({ kind: 'home' }) },
   { intent: 'Add Red Backpack to the cart', history: [], observation: render({ kind: 'product', slug: 'red-backpack', added: false }) },
   { intent: 'Add Red Backpack to the cart', history: [], observation: render({ kind: 'product', slug: 'red-backpack', added: true }) },
@@ -52,7 +56,12 @@ describe('ONNX-file critic', () => {
   test('a checkpoint of this project gives the same values as the local critic', async () => {
     const network = randomNetwork(2, 1);
     const path = join(dir, 'critic.onnx');
-    await saveModel(path, network, { kind: 'critic', seed: 1, training: { data: [], objective: 'critic', steps: 0, examples: 0, hyperparameters: {} }, metrics: {} });
+    await saveModel(path, network, {
+      kind: 'critic',
+      seed: 1,
+      training: { data: [], objective: 'critic', steps: 0, examples: 0, hyperparameters: {} },
+      metrics: {},
+    });
     const values = await (await loadOnnxFileCritic(path)).values(states);
     const local = await new Critic(inMemoryModel(network, 'critic')).values(states);
     values.forEach((v, i) => assert.ok(Math.abs(v.v1 - local[i]!.v1) < 1e-5 && Math.abs(v.v2 - local[i]!.v2) < 1e-5));
@@ -70,7 +79,10 @@ describe('ONNX-file critic', () => {
     await writeFile(wide, exportOnnx(randomNetwork(2, 3), { head: 'sigmoid', outputName: 'v', metadata: {} }, 128));
     await assert.rejects(loadOnnxFileCritic(wide), /input indices is 128 wide; state rows are 256 wide/);
     const old = join(dir, 'old.onnx');
-    await writeFile(old, exportOnnx(randomNetwork(2, 3), { head: 'sigmoid', outputName: 'v', metadata: { featurizer: 'webrl-hashed-features/0' } }, STATE_ROW_WIDTH));
+    await writeFile(
+      old,
+      exportOnnx(randomNetwork(2, 3), { head: 'sigmoid', outputName: 'v', metadata: { featurizer: 'webrl-hashed-features/0' } }, STATE_ROW_WIDTH),
+    );
     await assert.rejects(loadOnnxFileCritic(old), /built for featurizer webrl-hashed-features\/0/);
     const logits = join(dir, 'logits.onnx');
     const big = randomNetwork(2, 4);
@@ -101,11 +113,14 @@ describe('HTTP critic (webrl.critic/1)', () => {
       ],
     );
     const requests = server.requests.slice(start);
-    assert.deepEqual(requests.map((r) => [r.method, r.url, (r.body as { states: unknown[] }).states.length]), [
-      ['POST', '/critic/values', 2],
-      ['POST', '/critic/values', 2],
-      ['POST', '/critic/values', 1],
-    ]);
+    assert.deepEqual(
+      requests.map((r) => [r.method, r.url, (r.body as { states: unknown[] }).states.length]),
+      [
+        ['POST', '/critic/values', 2],
+        ['POST', '/critic/values', 2],
+        ['POST', '/critic/values', 1],
+      ],
+    );
     const first = requests[0]!.body as { protocol: string; states: { intent: string; history: string[]; observation: Record<string, string> }[] };
     assert.equal(first.protocol, CRITIC_PROTOCOL);
     assert.deepEqual(first.states[1]!.history, ['do(action="Search", argument="Blue Kettle", element="0")']);
@@ -114,7 +129,8 @@ describe('HTTP critic (webrl.critic/1)', () => {
 
   test('replies that break the protocol are retried, then fail clearly', async () => {
     let calls = 0;
-    behaviour = (request) => (calls++ === 0 ? { text: 'not json' } : { json: { values: (request.body as { states: unknown[] }).states.map(() => [0.5, 0.5]) } });
+    behaviour = (request) =>
+      calls++ === 0 ? { text: 'not json' } : { json: { values: (request.body as { states: unknown[] }).states.map(() => [0.5, 0.5]) } };
     assert.equal((await createHttpCritic(endpoint()).values(states.slice(0, 1)))[0]!.value, 0.5);
     behaviour = () => ({ json: { values: [[1.5, 0.2]] } });
     await assert.rejects(createHttpCritic(endpoint()).values(states.slice(0, 1)), /failed after 3 attempt\(s\): the reply breaks webrl\.critic\/1: values\.0/);
@@ -127,11 +143,14 @@ describe('HTTP critic (webrl.critic/1)', () => {
     try {
       behaviour = () => 'hang';
       let before = server.requests.length;
-      await assert.rejects(createHttpCritic(endpoint({ timeoutMs: 150, maxAttempts: 2, apiKeyEnv: 'WEBRL_TEST_CRITIC_KEY' })).values(states.slice(0, 1)), (error: unknown) => {
-        assert.match((error as Error).message, /failed after 2 attempt\(s\)/);
-        assert.ok(!(error as Error).message.includes('critic-secret'));
-        return true;
-      });
+      await assert.rejects(
+        createHttpCritic(endpoint({ timeoutMs: 150, maxAttempts: 2, apiKeyEnv: 'WEBRL_TEST_CRITIC_KEY' })).values(states.slice(0, 1)),
+        (error: unknown) => {
+          assert.match((error as Error).message, /failed after 2 attempt\(s\)/);
+          assert.ok(!(error as Error).message.includes('critic-secret'));
+          return true;
+        },
+      );
       assert.equal(server.requests.length - before, 2);
       assert.equal(server.requests[before]!.headers.authorization, 'Bearer critic-secret');
       behaviour = () => ({ status: 404, text: 'no such route' });

@@ -83,7 +83,10 @@ describe('the training job', () => {
   });
 
   test('names the line of a bad record', async () => {
-    const bad = await writeJsonl('bad.jsonl', [{ state: { intent: 'x', history: [], observation: { url: '', title: '', html: '', elements: [] } }, mcReturn: 1 }, { state: {}, mcReturn: 'high' }]);
+    const bad = await writeJsonl('bad.jsonl', [
+      { state: { intent: 'x', history: [], observation: { url: '', title: '', html: '', elements: [] } }, mcReturn: 1 },
+      { state: {}, mcReturn: 'high' },
+    ]);
     await assert.rejects(train({ ...job('critic', 'bad'), data: { path: bad } }), /bad\.jsonl: record 2: state\.intent/);
   });
 
@@ -125,6 +128,9 @@ describe('the training job', () => {
   });
 
   test('a failing job rejects with its reason', async () => {
-    await assert.rejects(runTrainingInWorker({ ...job('actor-webrl', 'no-reference'), data: { records: [] } }), /training failed: an actor-webrl job needs `reference` and `critic`/);
+    await assert.rejects(
+      runTrainingInWorker({ ...job('actor-webrl', 'no-reference'), data: { records: [] } }),
+      /training failed: an actor-webrl job needs `reference` and `critic`/,
+    );
   });
 });

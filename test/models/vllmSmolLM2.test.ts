@@ -62,7 +62,10 @@ describe('the LLM path’s clients on real vLLM with SmolLM2-135M-Instruct', () 
     const policy = createOpenAIPolicy({ baseURL: vllm.baseUrl, model: MODEL, temperature: 0, topP: 1, topK: -1, maxTokens: 32, maxAttempts: 1 });
     const out = await policy.act({ task: { intent: item.state.intent }, observation: item.state.observation, history: [] } as never);
     assert.ok(out.response.length > 0);
-    assert.deepEqual(vllm.requests.slice(before).map((r) => [r.path, r.status]), [['/v1/completions', 200]]);
+    assert.deepEqual(
+      vllm.requests.slice(before).map((r) => [r.path, r.status]),
+      [['/v1/completions', 200]],
+    );
   });
 
   test('the chat ORM reads P(YES) from the model’s top tokens; the judge’s max_completion_tokens is accepted', async () => {
@@ -71,7 +74,9 @@ describe('the LLM path’s clients on real vLLM with SmolLM2-135M-Instruct', () 
     assert.ok(verdict!.pYes > 0 && verdict!.pYes < 1, `P(YES) ${verdict!.pYes}`);
     const judge = new LlmJudge({ baseURL: vllm.baseUrl, model: MODEL, maxAttempts: 1, maxTokens: 64 });
     // A 135M model may not answer in the judge's words; what matters is that vLLM took the request.
-    await judge.matches({ intent: 'What is the price?', reference: ['$5.00'], answer: '$5.00' }).catch((error: Error) => assert.match(error.message, /verdict|no .*word|did not/i));
+    await judge
+      .matches({ intent: 'What is the price?', reference: ['$5.00'], answer: '$5.00' })
+      .catch((error: Error) => assert.match(error.message, /verdict|no .*word|did not/i));
     assert.ok(vllm.requests.filter((r) => r.path === '/v1/chat/completions').every((r) => r.status === 200));
   });
 
@@ -82,7 +87,11 @@ describe('the LLM path’s clients on real vLLM with SmolLM2-135M-Instruct', () 
     assert.equal(await counter.contextTokens(), 8192);
     const prompts = createPromptBuilder(format, contextBudget(counter, 32));
     const { intent, history, observation } = item.state;
-    const built = await prompts.build(intent, history.map((round) => round.response), observation.html);
+    const built = await prompts.build(
+      intent,
+      history.map((round) => round.response),
+      observation.html,
+    );
     // What transformers' apply_chat_template writes for these messages (checked once in the trainer venv).
     const expected =
       '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' +
@@ -97,7 +106,13 @@ describe('the LLM path’s clients on real vLLM with SmolLM2-135M-Instruct', () 
     assert.equal(out.prompt, expected);
     assert.equal(out.observationCut, 0);
     assert.ok(!out.response.includes('<|im_end|>'));
-    assert.deepEqual(vllm.requests.slice(before).map((r) => [r.path, r.status]).at(-1), ['/v1/completions', 200]);
+    assert.deepEqual(
+      vllm.requests
+        .slice(before)
+        .map((r) => [r.path, r.status])
+        .at(-1),
+      ['/v1/completions', 200],
+    );
 
     // Scored: the action's tokens and the one <|im_end|> token, in both modes.
     const alone = await counter.count(item.response);

@@ -31,8 +31,25 @@ before(async () => {
   const tasks = TRAIN_TASKS.slice(0, 12);
   const trajectories = await noisyTrajectories(tasks, 9, 0.4);
   // A weak reference (few SFT steps) leaves room to move; the critic is trained on the same rollouts.
-  await train({ objective: 'actor-sft', data: { records: await demonstrations(tasks) }, outPath: join(dir, 'reference.onnx'), seed: 1, steps: 6, batchSize: 8, hidden: 4, learningRate: 0.02 });
-  await train({ objective: 'critic', data: { records: valueExamples(trajectories) }, outPath: join(dir, 'critic.onnx'), seed: 1, steps: 30, batchSize: 16, hidden: 4 });
+  await train({
+    objective: 'actor-sft',
+    data: { records: await demonstrations(tasks) },
+    outPath: join(dir, 'reference.onnx'),
+    seed: 1,
+    steps: 6,
+    batchSize: 8,
+    hidden: 4,
+    learningRate: 0.02,
+  });
+  await train({
+    objective: 'critic',
+    data: { records: valueExamples(trajectories) },
+    outPath: join(dir, 'critic.onnx'),
+    seed: 1,
+    steps: 30,
+    batchSize: 16,
+    hidden: 4,
+  });
   reference = importOnnx(new Uint8Array(await readFile(join(dir, 'reference.onnx')))).network;
   critic = importOnnx(new Uint8Array(await readFile(join(dir, 'critic.onnx')))).network;
   // The objective masks actions outside the candidate set; these tests look at the ones it trains.
@@ -70,7 +87,9 @@ function advantages(examples: readonly WebRLStepExample[]): number[] {
     const { logits } = forward(critic, featurizeStates([state]));
     return Math.min(sigmoid(logits[0]!), sigmoid(logits[1]!));
   };
-  return examples.map((e) => webrlAdvantage({ value: value(e.state), nextValue: e.nextState ? value(e.nextState) : 0, reward: e.reward, mcReturn: e.mcReturn }));
+  return examples.map((e) =>
+    webrlAdvantage({ value: value(e.state), nextValue: e.nextState ? value(e.nextState) : 0, reward: e.reward, mcReturn: e.mcReturn }),
+  );
 }
 
 function trainSteps(examples: readonly WebRLStepExample[], rule: BetaRule, count: number, learningRate: number): Network {

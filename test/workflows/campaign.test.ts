@@ -165,7 +165,9 @@ describe('campaign workflow (stub activities on a dev server)', { timeout: 110_0
     assert.equal(generate?.seed, 7);
     assert.equal(inPhase1('filterTasksByCritic')[0]?.critic, model(0, 'critic-fitted'), "phase 0's probe-fitted critic filters phase 1's tasks");
     assert.deepEqual(
-      inPhase1('runRolloutShard').filter((input) => input.purpose === 'train').map((input) => input.actor),
+      inPhase1('runRolloutShard')
+        .filter((input) => input.purpose === 'train')
+        .map((input) => input.actor),
       [model(0, 'actor'), model(0, 'actor')],
     );
     assert.equal(inPhase1('scoreWithOrm')[0]?.orm, model(0, 'orm-fitted'));
@@ -264,7 +266,10 @@ describe('campaign workflow (stub activities on a dev server)', { timeout: 110_0
         [1, 3 * SETTINGS.candidateFactor],
       ],
     );
-    const temperatures = stubs.inputs('runRolloutShard').filter((input) => input.purpose !== 'eval').map((input) => [input.phase, input.temperature]);
+    const temperatures = stubs
+      .inputs('runRolloutShard')
+      .filter((input) => input.purpose !== 'eval')
+      .map((input) => [input.phase, input.temperature]);
     assert.deepEqual(temperatures, [
       [0, 1],
       [0, 1],

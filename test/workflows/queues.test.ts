@@ -29,7 +29,9 @@ test('the workers register each queue’s activities, none on two queues', () =>
   // Built, never called: no request reaches this endpoint.
   const store = new ArtifactStore({ endpoint: 'http://127.0.0.1:1', region: 'us-east-1', bucket: 'b', prefix: '', forcePathStyle: true, maxAttempts: 1 });
   const ctx = new CampaignContext(store, '/nonexistent');
-  const names = Object.fromEntries(ALL_QUEUES.map((queue) => [queue, Object.keys(QUEUE_ACTIVITIES[queue]({ store, ctx, roles: workerRoles(ctx), runtime: undefined })).sort()]));
+  const names = Object.fromEntries(
+    ALL_QUEUES.map((queue) => [queue, Object.keys(QUEUE_ACTIVITIES[queue]({ store, ctx, roles: workerRoles(ctx), runtime: undefined })).sort()]),
+  );
   assert.deepEqual(names.browser, ['collectDemonstrations', 'filterTasksByCritic', 'prepareEnvironment', 'runRolloutShard']);
   assert.deepEqual(names.train, ['deployModels', 'filterExperience', 'fitOrmAndCriticToProbe', 'scoreWithOrm', 'trainActor', 'trainCritic', 'trainSft']);
   for (const name of ['evaluationTasks', 'generateTasks', 'publishPhase', 'summarizeEvaluation']) assert.ok(names.control!.includes(name), name);

@@ -64,8 +64,16 @@ export function stubActivities(hooks: Partial<Record<keyof CampaignActivities, H
       criticExamples: dataset(phase, 'critic-examples', 6),
       ormExamples: dataset(phase, 'orm-examples', 6),
     })),
-    trainSft: stub('trainSft', ({ phase }) => ({ models: { actor: model(phase, 'actor'), critic: model(phase, 'critic'), orm: model(phase, 'orm') }, steps: 3 })),
-    fitOrmAndCriticToProbe: stub('fitOrmAndCriticToProbe', ({ phase }) => ({ orm: model(phase, 'orm-fitted'), critic: model(phase, 'critic-fitted'), steps: 2, outcomes: 4 })),
+    trainSft: stub('trainSft', ({ phase }) => ({
+      models: { actor: model(phase, 'actor'), critic: model(phase, 'critic'), orm: model(phase, 'orm') },
+      steps: 3,
+    })),
+    fitOrmAndCriticToProbe: stub('fitOrmAndCriticToProbe', ({ phase }) => ({
+      orm: model(phase, 'orm-fitted'),
+      critic: model(phase, 'critic-fitted'),
+      steps: 2,
+      outcomes: 4,
+    })),
     generateTasks: stub('generateTasks', ({ phase, count }) => dataset(phase, 'tasks', count)),
     filterTasksByCritic: stub('filterTasksByCritic', ({ phase, candidates, limit }) => ({
       tasks: dataset(phase, 'kept-tasks', Math.min(candidates.count, limit ?? candidates.count)),
@@ -77,7 +85,11 @@ export function stubActivities(hooks: Partial<Record<keyof CampaignActivities, H
       infrastructureFailures: 0,
     })),
     scoreWithOrm: stub('scoreWithOrm', ({ phase, shards }) => ({
-      rewards: dataset(phase, 'rewards', shards.reduce((sum, s) => sum + s.count, 0)),
+      rewards: dataset(
+        phase,
+        'rewards',
+        shards.reduce((sum, s) => sum + s.count, 0),
+      ),
       successes: 1,
     })),
     filterExperience: stub('filterExperience', ({ phase }) => ({
@@ -90,7 +102,11 @@ export function stubActivities(hooks: Partial<Record<keyof CampaignActivities, H
     trainCritic: stub('trainCritic', ({ phase }) => ({ critic: model(phase, 'critic'), steps: 2 })),
     trainActor: stub('trainActor', ({ phase }) => ({ actor: model(phase, 'actor'), steps: 2 })),
     evaluationTasks: stub('evaluationTasks', ({ phase }) => dataset(phase, 'test-tasks', 2)),
-    summarizeEvaluation: stub('summarizeEvaluation', ({ phase }) => ({ evaluation: `campaigns/test/phase-${phase}/evaluation.json`, successRate: 0.5, perSite: { shopping: 0.5 } })),
+    summarizeEvaluation: stub('summarizeEvaluation', ({ phase }) => ({
+      evaluation: `campaigns/test/phase-${phase}/evaluation.json`,
+      successRate: 0.5,
+      perSite: { shopping: 0.5 },
+    })),
     publishPhase: stub('publishPhase', ({ phase, numbers }) => {
       const manifestKey = `campaigns/test/phase-${phase}/manifest.json`;
       return { manifestKey, summary: { ...numbers, phase, manifestKey } };

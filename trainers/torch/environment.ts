@@ -35,7 +35,9 @@ function must(program: string, args: string[]): void {
 
 /** Creates or refills the environment when needed; returns its python. */
 export function ensureTrainerEnvironment(): string {
-  const pins = createHash('sha256').update(readFileSync(join(packageDir, 'pyproject.toml'))).digest('hex');
+  const pins = createHash('sha256')
+    .update(readFileSync(join(packageDir, 'pyproject.toml')))
+    .digest('hex');
   if (existsSync(venvPython) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === pins) {
     console.log(`python: reusing ${venv} (pins unchanged)`);
     return venvPython;
@@ -55,7 +57,6 @@ export function ensureTrainerEnvironment(): string {
   console.log(`python: environment ready in ${Math.round((Date.now() - started) / 1000)} s`);
   return venvPython;
 }
-
 
 /** Where the models below are cached: the data dir's `models/`. */
 export const modelsDir = join(dataDir, 'models');

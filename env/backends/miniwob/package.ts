@@ -84,7 +84,8 @@ export function readZip(archive: Buffer): Map<string, Buffer> {
 async function checkedWheel(path: string): Promise<Buffer> {
   const bytes = await readFile(path);
   const digest = sha256(bytes);
-  if (digest !== MINIWOB_WHEEL_SHA256) throw new MiniwobUnavailable(`${path} is not miniwob ${MINIWOB_VERSION}'s wheel (sha256 ${digest}, expected ${MINIWOB_WHEEL_SHA256})`);
+  if (digest !== MINIWOB_WHEEL_SHA256)
+    throw new MiniwobUnavailable(`${path} is not miniwob ${MINIWOB_VERSION}'s wheel (sha256 ${digest}, expected ${MINIWOB_WHEEL_SHA256})`);
   return bytes;
 }
 
@@ -92,11 +93,17 @@ async function download(dir: string, log: (message: string) => void): Promise<vo
   log(`downloading ${MINIWOB_WHEEL} from PyPI (pip download --no-deps miniwob==${MINIWOB_VERSION})`);
   await mkdir(dir, { recursive: true });
   try {
-    await promisify(execFile)(process.env.WEBRL_PYTHON ?? 'python3', ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', `miniwob==${MINIWOB_VERSION}`, '-d', dir], {
-      timeout: 300_000,
-    });
+    await promisify(execFile)(
+      process.env.WEBRL_PYTHON ?? 'python3',
+      ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', `miniwob==${MINIWOB_VERSION}`, '-d', dir],
+      {
+        timeout: 300_000,
+      },
+    );
   } catch (error) {
-    throw new MiniwobUnavailable(`could not download miniwob ${MINIWOB_VERSION} from PyPI with pip (${(error as Error).message.split('\n')[0]}); put ${MINIWOB_WHEEL} in ${dir} or set WEBRL_MINIWOB_WHEEL`);
+    throw new MiniwobUnavailable(
+      `could not download miniwob ${MINIWOB_VERSION} from PyPI with pip (${(error as Error).message.split('\n')[0]}); put ${MINIWOB_WHEEL} in ${dir} or set WEBRL_MINIWOB_WHEEL`,
+    );
   }
 }
 

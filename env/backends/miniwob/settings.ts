@@ -11,8 +11,16 @@ import { MINIWOB_VERSION } from './package';
 /** Seeds `from` (inclusive) to `to` (exclusive). */
 const seedRange = z
   .strictObject({
-    from: z.number().int().min(0).max(2 ** 31 - 1),
-    to: z.number().int().min(1).max(2 ** 31),
+    from: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1),
+    to: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31),
   })
   .refine((range) => range.to > range.from, { message: 'seed range is empty: to must be greater than from' });
 export type SeedRange = z.output<typeof seedRange>;

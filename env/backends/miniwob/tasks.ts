@@ -35,7 +35,11 @@ export function splitRefs(settings: MiniwobSettings, split: Split): MiniwobTaskR
 }
 
 /** Loads each task's page seeded, reads its instruction and plans its oracle solution (a few pages at a time). */
-export async function loadMiniwobTasks(refs: readonly MiniwobTaskRef[], timeLimitMs: number | null, options: { browser?: Browser; parallel?: number } = {}): Promise<EnvironmentTask[]> {
+export async function loadMiniwobTasks(
+  refs: readonly MiniwobTaskRef[],
+  timeLimitMs: number | null,
+  options: { browser?: Browser; parallel?: number } = {},
+): Promise<EnvironmentTask[]> {
   const pages = await ensureMiniwobPages();
   for (const type of new Set(refs.map((ref) => ref.type))) await assertTaskPage(pages.root, type);
   const server = await serveDirectory(pages.root);

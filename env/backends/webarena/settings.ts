@@ -13,7 +13,9 @@ const MISSING_SECTION = 'backend webarena needs the webarena section (sites, tas
 export const webarenaSettings = z.strictObject({
   /** `webarena`: sites running elsewhere (WebArena's, or the embedded ones `webrl env serve` deploys). */
   backend: z.literal('webarena'),
-  webarena: WebArenaSchema.optional().refine((section) => section !== undefined, { message: MISSING_SECTION }).transform((section) => section!),
+  webarena: WebArenaSchema.optional()
+    .refine((section) => section !== undefined, { message: MISSING_SECTION })
+    .transform((section) => section!),
   ...environmentFields,
 });
 export type WebArenaSettings = z.output<typeof webarenaSettings>;
@@ -31,7 +33,7 @@ export function webarenaConfigIssues(config: ConfigIssueInput, settings: WebAren
   if (section && section.harness !== 'webarena-verified' && HARNESS_RULES[section.harness].alwaysNeedsLlmJudge && config.models.judge?.backend !== 'chat') {
     issues.push({
       path: ['models', 'judge'],
-      message: "the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)",
+      message: 'the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)',
     });
   }
   // The curriculum's new tasks come from the chat generator: embedded evolution writes tasks for the embedded world only.

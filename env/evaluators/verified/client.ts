@@ -19,7 +19,10 @@ const evaluatorResultSchema = z.looseObject({
   status: z.string(),
   score: z.number(),
   error_msg: z.string().nullable().optional(),
-  assertions: z.array(z.looseObject({ assertion_name: z.string(), status: z.string(), assertion_msgs: z.array(z.string()).nullable().optional() })).nullable().optional(),
+  assertions: z
+    .array(z.looseObject({ assertion_name: z.string(), status: z.string(), assertion_msgs: z.array(z.string()).nullable().optional() }))
+    .nullable()
+    .optional(),
 });
 
 /** The package's TaskEvalResult (what it writes as eval_result.json); the fields read here checked. */

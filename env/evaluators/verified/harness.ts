@@ -25,7 +25,8 @@ export function agentResponse(answer: string | null): { response: unknown; probl
   } catch (error) {
     return { response: answer, problem: `the exit message is not JSON: ${(error as Error).message}` };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { response: answer, problem: 'the exit message is JSON but not an object' };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { response: answer, problem: 'the exit message is JSON but not an object' };
   return { response: parsed };
 }
 
@@ -33,7 +34,13 @@ export function agentResponse(answer: string | null): { response: unknown; probl
 export function verifiedTaskProblems(task: WebArenaTask): TaskConfigError[] {
   const problems: TaskConfigError[] = [];
   if (task.eval.eval_types.join() !== 'webarena_verified' || !task.verified) {
-    problems.push(new TaskConfigError(task.task_id, 'eval', 'harness webarena-verified scores tasks in WebArena-Verified\'s format only (start_urls, an eval list); use harness webarena-lite or webarena for this one'));
+    problems.push(
+      new TaskConfigError(
+        task.task_id,
+        'eval',
+        "harness webarena-verified scores tasks in WebArena-Verified's format only (start_urls, an eval list); use harness webarena-lite or webarena for this one",
+      ),
+    );
   }
   return problems;
 }

@@ -40,7 +40,10 @@ async function entryOf(request: Request, started: Date): Promise<HarEntry | unde
   let text: string | undefined;
   const isRedirect = response.status() >= 300 && response.status() < 400;
   if (!isRedirect && BODY_TYPES.test(mimeType) && !STATIC_PATH.test(url.pathname)) {
-    text = await response.text().then((body) => body.slice(0, MAX_BODY_CHARS)).catch(() => undefined);
+    text = await response
+      .text()
+      .then((body) => body.slice(0, MAX_BODY_CHARS))
+      .catch(() => undefined);
   }
   const postData = request.postData();
   return {
@@ -116,14 +119,23 @@ export function storedHar(entries: readonly HarEntry[], maxBytes = MAX_STORED_HA
     const response = entry.response as { headers: Pair[] };
     return {
       ...entry,
-      request: { ...request, headers: withoutSecrets(request.headers), cookies: [], ...(request.postData ? { postData: strippedPostData(request.postData) } : {}) },
+      request: {
+        ...request,
+        headers: withoutSecrets(request.headers),
+        cookies: [],
+        ...(request.postData ? { postData: strippedPostData(request.postData) } : {}),
+      },
       response: { ...response, headers: withoutSecrets(response.headers), cookies: [] },
     };
   });
-  const log = (comment?: string) => JSON.stringify({ log: { version: '1.2', creator: { name: 'webrl-temporal', version: '1' }, ...(comment ? { comment } : {}), entries: kept } });
+  const log = (comment?: string) =>
+    JSON.stringify({ log: { version: '1.2', creator: { name: 'webrl-temporal', version: '1' }, ...(comment ? { comment } : {}), entries: kept } });
   let text = log();
   if (Buffer.byteLength(text) <= maxBytes) return text;
-  kept = kept.map((entry) => ({ ...entry, response: { ...entry.response, content: { ...(entry.response as unknown as { content: object }).content, text: undefined } } }));
+  kept = kept.map((entry) => ({
+    ...entry,
+    response: { ...entry.response, content: { ...(entry.response as unknown as { content: object }).content, text: undefined } },
+  }));
   const total = kept.length;
   const cut = (count: number) => `cut to ${maxBytes} bytes: response bodies dropped, ${count} of ${total} entries kept`;
   text = log(cut(kept.length));

@@ -84,12 +84,36 @@ export interface GitlabSeed {
 }
 
 const PEOPLE: [string, string][] = [
-  ['vinta', 'Vinta Chen'], ['lahwaacz', 'Jakub Klinkovský'], ['koush', 'Koushik Dutta'], ['primer', 'Primer Bot'], ['convexegg', 'Convex Egg'],
-  ['abisubramanya27', 'Abishek S'], ['bblanchon', 'Benoît Blanchon'], ['roshanjossey', 'Roshan Jossy'], ['davepgreene', 'Dave Greene'], ['yjlou', 'Yi-Jun Lou'],
-  ['eriklindernoren', 'Erik Linder-Norén'], ['kkroening', 'Karl Kroening'], ['sarahchen', 'Sarah Chen'], ['mgarcia', 'Maria Garcia'], ['tkim', 'Tae Kim'],
-  ['jdoe', 'Jane Doe'], ['alexw', 'Alex Wong'], ['pnguyen', 'Phuong Nguyen'], ['rpatel', 'Ravi Patel'], ['lmartin', 'Lucas Martin'],
-  ['ewilson', 'Emily Wilson'], ['hbrown', 'Henry Brown'], ['otaylor', 'Olivia Taylor'], ['nlopez', 'Noah Lopez'], ['achu', 'Amy Chu'],
-  ['blo', 'Ben Lo'], ['cmiller', 'Chris Miller'], ['dsmith', 'Diana Smith'], ['fjones', 'Frank Jones'], ['gclark', 'Grace Clark'],
+  ['vinta', 'Vinta Chen'],
+  ['lahwaacz', 'Jakub Klinkovský'],
+  ['koush', 'Koushik Dutta'],
+  ['primer', 'Primer Bot'],
+  ['convexegg', 'Convex Egg'],
+  ['abisubramanya27', 'Abishek S'],
+  ['bblanchon', 'Benoît Blanchon'],
+  ['roshanjossey', 'Roshan Jossy'],
+  ['davepgreene', 'Dave Greene'],
+  ['yjlou', 'Yi-Jun Lou'],
+  ['eriklindernoren', 'Erik Linder-Norén'],
+  ['kkroening', 'Karl Kroening'],
+  ['sarahchen', 'Sarah Chen'],
+  ['mgarcia', 'Maria Garcia'],
+  ['tkim', 'Tae Kim'],
+  ['jdoe', 'Jane Doe'],
+  ['alexw', 'Alex Wong'],
+  ['pnguyen', 'Phuong Nguyen'],
+  ['rpatel', 'Ravi Patel'],
+  ['lmartin', 'Lucas Martin'],
+  ['ewilson', 'Emily Wilson'],
+  ['hbrown', 'Henry Brown'],
+  ['otaylor', 'Olivia Taylor'],
+  ['nlopez', 'Noah Lopez'],
+  ['achu', 'Amy Chu'],
+  ['blo', 'Ben Lo'],
+  ['cmiller', 'Chris Miller'],
+  ['dsmith', 'Diana Smith'],
+  ['fjones', 'Frank Jones'],
+  ['gclark', 'Grace Clark'],
 ];
 
 const PROJECT_SPECS: [string, string, string][] = [
@@ -138,9 +162,59 @@ const LABEL_POOL: Label[] = [
   { name: 'security', color: '#8b0000', description: 'Security related' },
 ];
 
-const ISSUE_SUBJECTS = ['404 for many URLs', 'dark mode', 'the color utility', 'keyboard navigation', 'the build script', 'screen reader labels', 'the search page', 'broken links', 'the README', 'slow startup', 'the login form', 'mobile layout', 'the release process', 'unit tests', 'the API docs', 'error messages', 'focus outlines', 'the footer', 'image alt text', 'the settings page', 'CI timeouts', 'memory usage', 'the changelog', 'heading order', 'contrast ratios'];
-const ISSUE_PATTERNS = ['Fix {x}', 'Improve {x}', 'Add tests for {x}', 'Document {x}', 'Refactor {x}', '{x} is broken on Safari', 'Better {x}', 'Remove {x}', 'Update {x}', 'Investigate {x}'];
-const BRANCH_TOPICS = ['dark-mode', 'redesign', 'fix-links', 'update-deps', 'a11y-audit', 'search', 'ci-cache', 'docs-typos', 'verification-functions', 'color-utility', 'new-footer', 'i18n'];
+const ISSUE_SUBJECTS = [
+  '404 for many URLs',
+  'dark mode',
+  'the color utility',
+  'keyboard navigation',
+  'the build script',
+  'screen reader labels',
+  'the search page',
+  'broken links',
+  'the README',
+  'slow startup',
+  'the login form',
+  'mobile layout',
+  'the release process',
+  'unit tests',
+  'the API docs',
+  'error messages',
+  'focus outlines',
+  'the footer',
+  'image alt text',
+  'the settings page',
+  'CI timeouts',
+  'memory usage',
+  'the changelog',
+  'heading order',
+  'contrast ratios',
+];
+const ISSUE_PATTERNS = [
+  'Fix {x}',
+  'Improve {x}',
+  'Add tests for {x}',
+  'Document {x}',
+  'Refactor {x}',
+  '{x} is broken on Safari',
+  'Better {x}',
+  'Remove {x}',
+  'Update {x}',
+  'Investigate {x}',
+];
+const BRANCH_TOPICS = [
+  'dark-mode',
+  'redesign',
+  'fix-links',
+  'update-deps',
+  'a11y-audit',
+  'search',
+  'ci-cache',
+  'docs-typos',
+  'verification-functions',
+  'color-utility',
+  'new-footer',
+  'i18n',
+];
 
 function iso(rng: Rng, from: string, to: string): string {
   const start = Date.parse(from);
@@ -152,10 +226,15 @@ export function generateGitlabSeed(rng: Rng): GitlabSeed {
   const users: User[] = [{ username: me, name: 'Byte Blaze' }, ...PEOPLE.map(([username, name]) => ({ username, name }))];
   const prng = rng.fork('projects');
   const projects: Project[] = PROJECT_SPECS.map(([namespace, name, description], i) => {
-    const others = prng.sample(PEOPLE.map(([u]) => u).filter((u) => u !== namespace), prng.int(2, 6));
+    const others = prng.sample(
+      PEOPLE.map(([u]) => u).filter((u) => u !== namespace),
+      prng.int(2, 6),
+    );
     const members: Project['members'] = [{ username: namespace === me || !users.some((u) => u.username === namespace) ? me : namespace, role: 'Owner' }];
     if (namespace !== me) members.push({ username: me, role: prng.pick(['Developer', 'Maintainer', 'Reporter'] as const) });
-    for (const u of others) if (!members.some((m) => m.username === u)) members.push({ username: u, role: prng.pick(['Guest', 'Reporter', 'Developer', 'Developer', 'Maintainer'] as const) });
+    for (const u of others)
+      if (!members.some((m) => m.username === u))
+        members.push({ username: u, role: prng.pick(['Guest', 'Reporter', 'Developer', 'Developer', 'Maintainer'] as const) });
     return {
       id: i + 1,
       namespace,
@@ -163,7 +242,11 @@ export function generateGitlabSeed(rng: Rng): GitlabSeed {
       path: name,
       description,
       visibility: prng.chance(0.85) ? 'Public' : 'Private',
-      stars: prng.weighted([[prng.int(0, 30), 4], [prng.int(31, 900), 4], [prng.int(901, 40000), 2]] as const),
+      stars: prng.weighted([
+        [prng.int(0, 30), 4],
+        [prng.int(31, 900), 4],
+        [prng.int(901, 40000), 2],
+      ] as const),
       created: iso(prng, '2018-01-01', '2022-06-01'),
       members,
       labels: prng.sample(LABEL_POOL, prng.int(4, 8)).sort((a, b) => a.name.localeCompare(b.name)),
@@ -192,12 +275,19 @@ export function generateGitlabSeed(rng: Rng): GitlabSeed {
         description: `${title}. Steps to reproduce and details are below; see the discussion for context.`,
         author,
         assignees: irng.chance(0.55) ? [irng.pick(people)] : [],
-        labels: irng.sample(project.labels, irng.int(0, 2)).map((l) => l.name).sort(),
+        labels: irng
+          .sample(project.labels, irng.int(0, 2))
+          .map((l) => l.name)
+          .sort(),
         state: irng.chance(0.65) ? 'opened' : 'closed',
         created,
         updated: new Date(Date.parse(created) + irng.int(0, 90) * 86_400_000).toISOString(),
         dueDate: irng.chance(0.3) ? iso(irng, '2023-06-01', '2024-06-01').slice(0, 10) : null,
-        notes: Array.from({ length: irng.int(0, 3) }, (_, k) => ({ author: irng.pick(people), body: irng.pick(['I can reproduce this.', 'Working on a fix.', 'Any update on this?', 'Closing as duplicate?', 'Thanks for the report!']), date: new Date(Date.parse(created) + (k + 1) * 3_600_000).toISOString() })),
+        notes: Array.from({ length: irng.int(0, 3) }, (_, k) => ({
+          author: irng.pick(people),
+          body: irng.pick(['I can reproduce this.', 'Working on a fix.', 'Any update on this?', 'Closing as duplicate?', 'Thanks for the report!']),
+          date: new Date(Date.parse(created) + (k + 1) * 3_600_000).toISOString(),
+        })),
       });
     }
     const mrCount = irng.int(3, 10);
@@ -215,7 +305,11 @@ export function generateGitlabSeed(rng: Rng): GitlabSeed {
         author: irng.pick(people),
         assignees: irng.chance(0.6) ? [irng.pick(people)] : [],
         reviewers: irng.chance(0.6) ? [irng.pick(people)] : [],
-        state: irng.weighted([['opened', 4], ['merged', 5], ['closed', 1]] as const),
+        state: irng.weighted([
+          ['opened', 4],
+          ['merged', 5],
+          ['closed', 1],
+        ] as const),
         created,
         notes: [],
       });
@@ -229,7 +323,10 @@ export function generateGitlabSeed(rng: Rng): GitlabSeed {
     issues,
     mergeRequests,
     starred: srng.sample(projects, 4).map((p) => p.id),
-    following: srng.sample(PEOPLE.map(([u]) => u), 3),
+    following: srng.sample(
+      PEOPLE.map(([u]) => u),
+      3,
+    ),
     profile: { status: '', website: '', bio: 'Accessibility nerd, web developer.' },
     now: '2023-06-01T09:00:00.000Z',
   };
@@ -241,5 +338,8 @@ export function projectPath(p: Pick<Project, 'namespace' | 'path'>): string {
 
 /** GitLab's project path from a name: case, dots and underscores kept, other runs become `-`. */
 export function projectPathFromName(name: string): string {
-  return name.trim().replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '');
+  return name
+    .trim()
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }

@@ -63,7 +63,11 @@ export class GitlabState {
 
   /** Stars as shown: the seed count plus the signed-in user's star. */
   stars(p: Project): number {
-    return p.stars + (this.starred.has(p.id) && !this.base.seed.starred.includes(p.id) ? 1 : 0) - (!this.starred.has(p.id) && this.base.seed.starred.includes(p.id) ? 1 : 0);
+    return (
+      p.stars +
+      (this.starred.has(p.id) && !this.base.seed.starred.includes(p.id) ? 1 : 0) -
+      (!this.starred.has(p.id) && this.base.seed.starred.includes(p.id) ? 1 : 0)
+    );
   }
 
   myProjects(): Project[] {

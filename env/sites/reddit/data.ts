@@ -51,28 +51,72 @@ export interface RedditSeed {
 }
 
 const FORUM_TOPICS: Record<string, [string, string[]]> = {
-  books: ['Books', ['Project Hail Mary', 'The Great Gatsby', 'Dune', 'Big Little Lies', 'The Midnight Library', 'Pachinko', 'Circe', 'The Road', 'East of Eden', 'Klara and the Sun']],
-  gaming: ['Gaming', ['Elden Ring', 'Zelda: Tears of the Kingdom', 'Baldur\'s Gate 3', 'Hollow Knight', 'Stardew Valley', 'Hades', 'Starfield', 'Portal 2']],
-  movies: ['Movies', ['Oppenheimer', 'Dune Part Two', 'Everything Everywhere All at Once', 'The Batman', 'Top Gun: Maverick', 'Past Lives', 'Barbie', 'Arrival']],
-  technology: ['Technology', ['AI regulation', 'the new M3 chips', 'open-source LLMs', 'right to repair', 'USB-C everywhere', 'quantum computing', 'self-driving cars', 'password managers']],
-  science: ['Science', ['the James Webb telescope', 'CRISPR trials', 'room-temperature superconductors', 'fusion ignition', 'deep sea creatures', 'the human microbiome']],
-  worldnews: ['World News', ['the climate summit', 'global food prices', 'the election results', 'the trade agreement', 'the heat wave in Europe', 'the new rail link']],
-  funny: ['Funny', ['my cat', 'a sign at the grocery store', 'my dad\'s texting style', 'autocorrect', 'office printers', 'self-checkout machines']],
-  pics: ['Pics', ['a costume contest', 'the sunset over the lake', 'my grandmother\'s garden', 'an abandoned mall', 'a foggy morning', 'street art in Lisbon']],
+  books: [
+    'Books',
+    [
+      'Project Hail Mary',
+      'The Great Gatsby',
+      'Dune',
+      'Big Little Lies',
+      'The Midnight Library',
+      'Pachinko',
+      'Circe',
+      'The Road',
+      'East of Eden',
+      'Klara and the Sun',
+    ],
+  ],
+  gaming: ['Gaming', ['Elden Ring', 'Zelda: Tears of the Kingdom', "Baldur's Gate 3", 'Hollow Knight', 'Stardew Valley', 'Hades', 'Starfield', 'Portal 2']],
+  movies: [
+    'Movies',
+    ['Oppenheimer', 'Dune Part Two', 'Everything Everywhere All at Once', 'The Batman', 'Top Gun: Maverick', 'Past Lives', 'Barbie', 'Arrival'],
+  ],
+  technology: [
+    'Technology',
+    [
+      'AI regulation',
+      'the new M3 chips',
+      'open-source LLMs',
+      'right to repair',
+      'USB-C everywhere',
+      'quantum computing',
+      'self-driving cars',
+      'password managers',
+    ],
+  ],
+  science: [
+    'Science',
+    ['the James Webb telescope', 'CRISPR trials', 'room-temperature superconductors', 'fusion ignition', 'deep sea creatures', 'the human microbiome'],
+  ],
+  worldnews: [
+    'World News',
+    ['the climate summit', 'global food prices', 'the election results', 'the trade agreement', 'the heat wave in Europe', 'the new rail link'],
+  ],
+  funny: ['Funny', ['my cat', 'a sign at the grocery store', "my dad's texting style", 'autocorrect', 'office printers', 'self-checkout machines']],
+  pics: ['Pics', ['a costume contest', 'the sunset over the lake', "my grandmother's garden", 'an abandoned mall', 'a foggy morning', 'street art in Lisbon']],
   sports: ['Sports', ['running shoes', 'the playoff game', 'marathon training', 'the transfer window', 'pickleball', 'the new stadium']],
   music: ['Music', ['vinyl records', 'the new Radiohead album', 'learning guitar at 30', 'concert tickets', 'jazz for beginners', 'live albums']],
   food: ['Food', ['sourdough bread', 'homemade ramen', 'cast iron cooking', 'the perfect omelette', 'meal prep', 'spicy noodles']],
   travel: ['Travel', ['Japan in spring', 'a road trip through Utah', 'backpacking Vietnam', 'train travel in Europe', 'Iceland in winter', 'cheap flights']],
   DIY: ['DIY', ['a dryer vent mess', 'glued plastic parts', 'basement soffit framing', 'a water heater pilot light', 'a squeaky door', 'tiling a backsplash']],
   gadgets: ['Gadgets', ['a custom gaming PC', 'e-ink tablets', 'smart rings', 'mechanical keyboards', 'portable projectors', 'noise cancelling earbuds']],
-  EarthPorn: ['Earth Porn', ['Henry\'s Fork of the Snake', 'the Dolomites', 'Zion at dawn', 'the Scottish Highlands', 'Patagonia', 'the Faroe Islands']],
-  UpliftingNews: ['Uplifting News', ['a community fridge', 'a rescued sea turtle', 'free school lunches', 'a library for kids', 'a record blood drive', 'a neighbor\'s kindness']],
+  EarthPorn: ['Earth Porn', ["Henry's Fork of the Snake", 'the Dolomites', 'Zion at dawn', 'the Scottish Highlands', 'Patagonia', 'the Faroe Islands']],
+  UpliftingNews: [
+    'Uplifting News',
+    ['a community fridge', 'a rescued sea turtle', 'free school lunches', 'a library for kids', 'a record blood drive', "a neighbor's kindness"],
+  ],
   television: ['Television', ['Star Trek Starfleet Academy', 'Severance', 'The Bear', 'Succession', 'The Last of Us', 'Andor']],
-  MachineLearning: ['Machine Learning', ['transformers', 'reinforcement learning from feedback', 'diffusion models', 'benchmark leakage', 'LoRA fine-tuning', 'web agents']],
+  MachineLearning: [
+    'Machine Learning',
+    ['transformers', 'reinforcement learning from feedback', 'diffusion models', 'benchmark leakage', 'LoRA fine-tuning', 'web agents'],
+  ],
   nyc: ['New York City', ['the subway', 'owning a car in NYC', 'rent prices', 'bagels in Brooklyn', 'Central Park', 'the ferry']],
   consoles: ['Consoles', ['the PS5 Pro', 'the Switch 2', 'Xbox Series S', 'retro consoles', 'console vs PC', 'Steam Deck']],
   iphone: ['iPhone', ['iPhone 14', 'iOS 17', 'battery health', 'the action button', 'MagSafe chargers', 'iPhone cases']],
-  personalfinance: ['Personal Finance', ['an emergency fund', 'index funds', 'paying off student loans', 'a first budget', 'credit scores', 'retirement accounts']],
+  personalfinance: [
+    'Personal Finance',
+    ['an emergency fund', 'index funds', 'paying off student loans', 'a first budget', 'credit scores', 'retirement accounts'],
+  ],
   history: ['History', ['the Roman roads', 'the printing press', 'the Silk Road', 'medieval castles', 'the Apollo program', 'ancient Egypt']],
   space: ['Space', ['Artemis II', 'Starship', 'exoplanets', 'the ISS', 'Mars sample return', 'the solar eclipse']],
 };
@@ -92,10 +136,73 @@ const TITLE_PATTERNS = [
   'The best thing about {x}',
 ];
 
-const BODY_SENTENCES = ['I have been thinking about this for a while.', 'Curious to hear what everyone else thinks.', 'Let me know in the comments.', 'Sorry if this has been asked before.', 'Edit: thanks for all the replies!', 'Long time lurker, first time poster.', 'Any recommendations are welcome.', 'This changed how I see things.'];
-const COMMENT_TEXTS = ['Totally agree with this.', 'I had the exact same experience.', 'Source?', 'This is the way.', 'Underrated comment.', 'Came here to say this.', 'Not sure I agree, but good point.', 'Thanks for sharing!', 'This made my day.', 'Can confirm.', 'Interesting take.', 'How long did it take you?', 'Same here, honestly.', 'Great write-up.', 'I disagree completely.'];
-const NAME_PARTS_A = ['Cameron', 'Adam', 'Pixel', 'Quiet', 'Rusty', 'Lunar', 'Happy', 'Urban', 'Salty', 'Cosmic', 'Golden', 'Midnight', 'Bright', 'Lazy', 'Wild', 'Silent', 'Clever', 'Frosty'];
-const NAME_PARTS_B = ['Kelsey', 'Cannon', 'Panda', 'Reader', 'Falcon', 'Otter', 'Nomad', 'Walrus', 'Badger', 'Pilot', 'Maple', 'Fox', 'Heron', 'Sloth', 'Tiger', 'Wombat', 'Sparrow', 'Lynx'];
+const BODY_SENTENCES = [
+  'I have been thinking about this for a while.',
+  'Curious to hear what everyone else thinks.',
+  'Let me know in the comments.',
+  'Sorry if this has been asked before.',
+  'Edit: thanks for all the replies!',
+  'Long time lurker, first time poster.',
+  'Any recommendations are welcome.',
+  'This changed how I see things.',
+];
+const COMMENT_TEXTS = [
+  'Totally agree with this.',
+  'I had the exact same experience.',
+  'Source?',
+  'This is the way.',
+  'Underrated comment.',
+  'Came here to say this.',
+  'Not sure I agree, but good point.',
+  'Thanks for sharing!',
+  'This made my day.',
+  'Can confirm.',
+  'Interesting take.',
+  'How long did it take you?',
+  'Same here, honestly.',
+  'Great write-up.',
+  'I disagree completely.',
+];
+const NAME_PARTS_A = [
+  'Cameron',
+  'Adam',
+  'Pixel',
+  'Quiet',
+  'Rusty',
+  'Lunar',
+  'Happy',
+  'Urban',
+  'Salty',
+  'Cosmic',
+  'Golden',
+  'Midnight',
+  'Bright',
+  'Lazy',
+  'Wild',
+  'Silent',
+  'Clever',
+  'Frosty',
+];
+const NAME_PARTS_B = [
+  'Kelsey',
+  'Cannon',
+  'Panda',
+  'Reader',
+  'Falcon',
+  'Otter',
+  'Nomad',
+  'Walrus',
+  'Badger',
+  'Pilot',
+  'Maple',
+  'Fox',
+  'Heron',
+  'Sloth',
+  'Tiger',
+  'Wombat',
+  'Sparrow',
+  'Lynx',
+];
 
 export function generateRedditSeed(rng: Rng): RedditSeed {
   const me = 'MarvelsGrantMan136';
@@ -137,7 +244,11 @@ export function generateRedditSeed(rng: Rng): RedditSeed {
         body: isLink ? '' : subRng.sample(BODY_SENTENCES, subRng.int(1, 3)).join(' '),
         url: isLink ? `https://example.com/${forum.name.toLowerCase()}/${subRng.int(1000, 9999)}.jpg` : null,
         created: new Date(start + Math.floor(subRng.next() * span)).toISOString(),
-        score: subRng.weighted([[subRng.int(-5, 3), 3], [subRng.int(4, 60), 5], [subRng.int(61, 900), 2]] as const),
+        score: subRng.weighted([
+          [subRng.int(-5, 3), 3],
+          [subRng.int(4, 60), 5],
+          [subRng.int(61, 900), 2],
+        ] as const),
       });
       made++;
     }
@@ -147,7 +258,14 @@ export function generateRedditSeed(rng: Rng): RedditSeed {
   const comRng = rng.fork('comments');
   const comments: Comment[] = [];
   for (const s of submissions) {
-    const top = comRng.weighted([[0, 2], [1, 3], [2, 3], [4, 3], [7, 2], [12, 1]] as const);
+    const top = comRng.weighted([
+      [0, 2],
+      [1, 3],
+      [2, 3],
+      [4, 3],
+      [7, 2],
+      [12, 1],
+    ] as const);
     const ids: number[] = [];
     for (let c = 0; c < top; c++) {
       const parentId = ids.length && comRng.chance(0.35) ? comRng.pick(ids) : null;

@@ -71,16 +71,25 @@ export class RedditState {
 
   inForum(forum: string, mode: SortMode): Submission[] {
     const key = forum.toLowerCase();
-    return this.sorted(this.submissions.filter((s) => s.forum.toLowerCase() === key), mode);
+    return this.sorted(
+      this.submissions.filter((s) => s.forum.toLowerCase() === key),
+      mode,
+    );
   }
 
   byUser(user: string): Submission[] {
-    return this.sorted(this.submissions.filter((s) => s.author === user), 'new');
+    return this.sorted(
+      this.submissions.filter((s) => s.author === user),
+      'new',
+    );
   }
 
   search(query: string): Submission[] {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-    return this.sorted(this.submissions.filter((s) => words.length > 0 && words.every((w) => s.title.toLowerCase().includes(w))), 'new');
+    return this.sorted(
+      this.submissions.filter((s) => words.length > 0 && words.every((w) => s.title.toLowerCase().includes(w))),
+      'new',
+    );
   }
 
   /** Comments of a submission as a flattened tree (parents before children), best first. */

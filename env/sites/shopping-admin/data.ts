@@ -73,12 +73,37 @@ export interface AdminSeed {
   now: string;
 }
 
-const STREETS = ['Oak Avenue', 'Maple Street', 'Cedar Lane', 'Pine Road', 'Elm Street', 'Washington Blvd', 'Lake Drive', 'Park Place', 'Hillside Ave', 'River Road', 'Sunset Blvd', 'Magnolia Path'];
+const STREETS = [
+  'Oak Avenue',
+  'Maple Street',
+  'Cedar Lane',
+  'Pine Road',
+  'Elm Street',
+  'Washington Blvd',
+  'Lake Drive',
+  'Park Place',
+  'Hillside Ave',
+  'River Road',
+  'Sunset Blvd',
+  'Magnolia Path',
+];
 const CITIES: [string, string, string][] = [
-  ['Hoboken', 'New Jersey', '07030'], ['Austin', 'Texas', '78701'], ['Seattle', 'Washington', '98101'], ['Denver', 'Colorado', '80202'],
-  ['Miami', 'Florida', '33101'], ['Chicago', 'Illinois', '60601'], ['Boston', 'Massachusetts', '02108'], ['Phoenix', 'Arizona', '85001'],
-  ['Atlanta', 'Georgia', '30303'], ['Portland', 'Oregon', '97201'], ['Nashville', 'Tennessee', '37201'], ['New York', 'New York', '10001'],
-  ['San Diego', 'California', '92101'], ['Pittsburgh', 'Pennsylvania', '15213'], ['Columbus', 'Ohio', '43004'], ['Salt Lake City', 'Utah', '84101'],
+  ['Hoboken', 'New Jersey', '07030'],
+  ['Austin', 'Texas', '78701'],
+  ['Seattle', 'Washington', '98101'],
+  ['Denver', 'Colorado', '80202'],
+  ['Miami', 'Florida', '33101'],
+  ['Chicago', 'Illinois', '60601'],
+  ['Boston', 'Massachusetts', '02108'],
+  ['Phoenix', 'Arizona', '85001'],
+  ['Atlanta', 'Georgia', '30303'],
+  ['Portland', 'Oregon', '97201'],
+  ['Nashville', 'Tennessee', '37201'],
+  ['New York', 'New York', '10001'],
+  ['San Diego', 'California', '92101'],
+  ['Pittsburgh', 'Pennsylvania', '15213'],
+  ['Columbus', 'Ohio', '43004'],
+  ['Salt Lake City', 'Utah', '84101'],
 ];
 
 export function generateAdminSeed(rng: Rng, catalog: Catalog): AdminSeed {
@@ -101,7 +126,11 @@ export function generateAdminSeed(rng: Rng, catalog: Catalog): AdminSeed {
       city,
       state: US_STATES.includes(state) ? state : 'New York',
       zip,
-      group: crng.weighted([['General', 8], ['Wholesale', 1], ['Retailer', 1]] as const),
+      group: crng.weighted([
+        ['General', 8],
+        ['Wholesale', 1],
+        ['Retailer', 1],
+      ] as const),
       since: new Date(Date.parse('2021-06-01') + Math.floor(crng.next() * 500 * 86_400_000)).toISOString().slice(0, 10),
     });
   }
@@ -113,9 +142,29 @@ export function generateAdminSeed(rng: Rng, catalog: Catalog): AdminSeed {
   const orders: AdminOrder[] = times.map((time, i) => {
     const recent = time > Date.parse('2023-05-01');
     const status: AdminOrderStatus = recent
-      ? orng.weighted([['pending', 4], ['processing', 3], ['holded', 1], ['complete', 2]] as const)
-      : orng.weighted([['complete', 14], ['canceled', 4], ['closed', 1], ['processing', 1]] as const);
-    const lines = orng.sample(enabled, orng.int(1, 3)).map((p) => ({ productId: p.id, name: p.name, sku: p.sku, price: p.price, qty: orng.weighted([[1, 6], [2, 3], [3, 1]] as const) }));
+      ? orng.weighted([
+          ['pending', 4],
+          ['processing', 3],
+          ['holded', 1],
+          ['complete', 2],
+        ] as const)
+      : orng.weighted([
+          ['complete', 14],
+          ['canceled', 4],
+          ['closed', 1],
+          ['processing', 1],
+        ] as const);
+    const lines = orng.sample(enabled, orng.int(1, 3)).map((p) => ({
+      productId: p.id,
+      name: p.name,
+      sku: p.sku,
+      price: p.price,
+      qty: orng.weighted([
+        [1, 6],
+        [2, 3],
+        [3, 1],
+      ] as const),
+    }));
     const date = new Date(time).toISOString();
     return {
       id: i + 1,
@@ -128,7 +177,12 @@ export function generateAdminSeed(rng: Rng, catalog: Catalog): AdminSeed {
     };
   });
   const pages: CmsPage[] = [
-    ['404 Not Found', 'no-route'], ['Home Page', 'home'], ['Enable Cookies', 'enable-cookies'], ['Privacy and Cookie Policy', 'privacy-policy-cookie-restriction-mode'], ['About us', 'about-us'], ['Customer Service', 'customer-service'],
+    ['404 Not Found', 'no-route'],
+    ['Home Page', 'home'],
+    ['Enable Cookies', 'enable-cookies'],
+    ['Privacy and Cookie Policy', 'privacy-policy-cookie-restriction-mode'],
+    ['About us', 'about-us'],
+    ['Customer Service', 'customer-service'],
   ].map(([title, urlKey], i) => ({ id: i + 1, title: title as string, urlKey: urlKey as string, active: true, content: `<p>${title}</p>` }));
   return { catalog, customers, orders, pages, now: '2023-06-01T09:00:00.000Z' };
 }

@@ -59,7 +59,10 @@ export class AdminState {
   searchOrders(keyword: string, status: string): AdminOrder[] {
     const k = keyword.trim().toLowerCase();
     return this.orders
-      .filter((o) => (!status || o.status === status) && (!k || String(o.id).padStart(9, '0').includes(k) || this.customerName(o.customerId).toLowerCase().includes(k)))
+      .filter(
+        (o) =>
+          (!status || o.status === status) && (!k || String(o.id).padStart(9, '0').includes(k) || this.customerName(o.customerId).toLowerCase().includes(k)),
+      )
       .sort((a, b) => b.date.localeCompare(a.date) || b.id - a.id);
   }
 

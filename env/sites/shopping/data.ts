@@ -64,7 +64,16 @@ export function orderTotal(order: Pick<Order, 'lines' | 'shipping'>): number {
 }
 
 export function generateShoppingSeed(rng: Rng, catalog: Catalog = generateCatalog(rng.fork('catalog'))): ShoppingSeed {
-  const address: Address = { firstName: 'Emma', lastName: 'Lopez', street: '101 S San Mateo Dr', city: 'San Mateo', state: 'California', zip: '94010', country: 'United States', phone: '6505551212' };
+  const address: Address = {
+    firstName: 'Emma',
+    lastName: 'Lopez',
+    street: '101 S San Mateo Dr',
+    city: 'San Mateo',
+    state: 'California',
+    zip: '94010',
+    country: 'United States',
+    phone: '6505551212',
+  };
   const orderRng = rng.fork('orders');
   const orders: Order[] = [];
   const start = Date.parse('2022-01-05T10:00:00Z');
@@ -76,19 +85,39 @@ export function generateShoppingSeed(rng: Rng, catalog: Catalog = generateCatalo
       name: p.name,
       sku: p.sku,
       price: p.price,
-      qty: orderRng.weighted([[1, 6], [2, 2], [3, 1]] as const),
+      qty: orderRng.weighted([
+        [1, 6],
+        [2, 2],
+        [3, 1],
+      ] as const),
       options: Object.fromEntries(p.options.map((o) => [o.label, orderRng.pick(o.values)])),
     }));
     const recent = i >= dates.length - 3;
-    const status: OrderStatus = recent ? orderRng.pick(['Pending', 'Processing'] as const) : orderRng.weighted([['Complete', 7], ['Canceled', 2], ['Processing', 1]] as const);
-    orders.push({ id: 150 + i, date: new Date(time).toISOString(), status, lines, address, shipping: SHIPPING_PER_ITEM * lines.reduce((n, l) => n + l.qty, 0) });
+    const status: OrderStatus = recent
+      ? orderRng.pick(['Pending', 'Processing'] as const)
+      : orderRng.weighted([
+          ['Complete', 7],
+          ['Canceled', 2],
+          ['Processing', 1],
+        ] as const);
+    orders.push({
+      id: 150 + i,
+      date: new Date(time).toISOString(),
+      status,
+      lines,
+      address,
+      shipping: SHIPPING_PER_ITEM * lines.reduce((n, l) => n + l.qty, 0),
+    });
   });
   return {
     catalog,
     customer: { firstName: 'Emma', lastName: 'Lopez', email: 'emma.lopez@gmail.com' },
     address,
     orders,
-    wishlist: rng.fork('wishlist').sample(catalog.products, 3).map((p) => p.id),
+    wishlist: rng
+      .fork('wishlist')
+      .sample(catalog.products, 3)
+      .map((p) => p.id),
     newsletter: false,
     now: '2023-06-01T09:00:00.000Z',
   };

@@ -30,7 +30,10 @@ export interface ShopAdminCredentials {
 }
 
 /** The same account as the REST helpers take it (config/secrets.ts's wrapper: it never prints). */
-export const EMBEDDED_SHOP_ADMIN_ACCOUNT: ShopAdminAccount = { username: new Secret(EMBEDDED_SHOP_ADMIN.username), password: new Secret(EMBEDDED_SHOP_ADMIN.password) };
+export const EMBEDDED_SHOP_ADMIN_ACCOUNT: ShopAdminAccount = {
+  username: new Secret(EMBEDDED_SHOP_ADMIN.username),
+  password: new Secret(EMBEDDED_SHOP_ADMIN.password),
+};
 
 /** One token per process, valid on both embedded shop sites (one Magento install serves both). */
 const ADMIN_TOKEN = randomBytes(16).toString('hex');
@@ -173,7 +176,10 @@ export function parseSearchCriteria(query: URLSearchParams): SearchCriteria {
       throw new CriteriaError(`"${key}" is not a search criterion this API supports`);
     }
   }
-  const byIndex = <T>(record: Record<string, T>): T[] => Object.entries(record).sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
+  const byIndex = <T>(record: Record<string, T>): T[] =>
+    Object.entries(record)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([, v]) => v);
   const filter_groups = byIndex(groups).map((group) => ({
     filters: byIndex(group).map((f) => {
       const condition = (f.condition_type ?? 'eq').toLowerCase() as Condition;
@@ -215,7 +221,10 @@ function matchesFilter(row: Record<string, unknown>, filter: Filter): boolean {
     case 'lteq':
       return compare(value, filter.value) <= 0;
     case 'like': {
-      const pattern = filter.value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replaceAll('%', '.*').replaceAll('_', '.');
+      const pattern = filter.value
+        .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('%', '.*')
+        .replaceAll('_', '.');
       return new RegExp(`^${pattern}$`, 'is').test(String(value ?? ''));
     }
     case 'in':
@@ -227,7 +236,9 @@ function matchesFilter(row: Record<string, unknown>, filter: Filter): boolean {
 
 /** Filters (groups AND-ed, filters within a group OR-ed), sorts and pages rows as Magento's repositories do. */
 export function search<T extends object>(rows: T[], criteria: SearchCriteria): { items: T[]; total: number } {
-  const matched = rows.filter((row) => criteria.filter_groups.every((group) => group.filters.length === 0 || group.filters.some((f) => matchesFilter(row as Record<string, unknown>, f))));
+  const matched = rows.filter((row) =>
+    criteria.filter_groups.every((group) => group.filters.length === 0 || group.filters.some((f) => matchesFilter(row as Record<string, unknown>, f))),
+  );
   const sorted = [...matched].sort((a, b) => {
     for (const order of criteria.sort_orders) {
       const c = compare((a as Record<string, unknown>)[order.field], (b as Record<string, unknown>)[order.field]);
@@ -345,12 +356,20 @@ const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
 /** The storefront's REST view: its customer's orders, the catalogue's reviews (all statuses). */
 export const STOREFRONT_REST: RestSource<ShoppingState> = {
   orders: (s) =>
-    s.orders.all().map((o) =>
-      restOrder({ ...o, customer: { id: 1, email: s.customer.email, firstName: s.customer.firstName, lastName: s.customer.lastName }, comments: [] }),
-    ),
+    s.orders
+      .all()
+      .map((o) =>
+        restOrder({ ...o, customer: { id: 1, email: s.customer.email, firstName: s.customer.firstName, lastName: s.customer.lastName }, comments: [] }),
+      ),
   reviews: (s, sku) => {
     const product = s.base.seed.catalog.products.find((p) => p.sku === sku);
-    return product && s.reviews.filter((r) => r.productId === product.id).sort(byId).map(restReview);
+    return (
+      product &&
+      s.reviews
+        .filter((r) => r.productId === product.id)
+        .sort(byId)
+        .map(restReview)
+    );
   },
 };
 
@@ -367,6 +386,12 @@ export const ADMIN_REST: RestSource<AdminState> = {
     }),
   reviews: (s, sku) => {
     const product = s.products.find((p) => p.sku === sku);
-    return product && s.reviews.filter((r) => r.productId === product.id).sort(byId).map(restReview);
+    return (
+      product &&
+      s.reviews
+        .filter((r) => r.productId === product.id)
+        .sort(byId)
+        .map(restReview)
+    );
   },
 };

@@ -112,9 +112,7 @@ export class ShoppingState {
 
   /** Approved reviews of a product, newest first. */
   productReviews(productId: number): Review[] {
-    return this.reviews
-      .filter((r) => r.productId === productId && r.status === 'Approved')
-      .sort((a, b) => b.date.localeCompare(a.date) || b.id - a.id);
+    return this.reviews.filter((r) => r.productId === productId && r.status === 'Approved').sort((a, b) => b.date.localeCompare(a.date) || b.id - a.id);
   }
 
   /** Average rating in percent (Magento shows ratings out of 100), 0 without reviews. */

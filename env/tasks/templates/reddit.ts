@@ -30,8 +30,36 @@ const NEW_POSTS: [string, string][] = [
   ['Weekly discussion thread', 'Share what you have been up to this week.'],
   ['Hidden gems you love', 'Tell me about something underrated that deserves more attention.'],
 ];
-const COMMENTS = ['???', 'Thanks, this helped a lot!', 'I had no idea, great post.', 'Following this thread.', 'Could you share a source for this?', 'Agreed, well said.'];
-const BIOS = ['Seeking SDE positions', 'Coffee lover and amateur astronomer', 'Reading 52 books this year', 'Dog dad. Runner. Nerd.', 'Here for the DIY threads', 'Sci-fi fan since forever', 'Learning to cook one recipe at a time', 'Weekend hiker', 'Retro gaming collector', 'Aspiring data scientist', 'Plant parent of 40 plants', 'Chess enthusiast', 'Bookworm and tea drinker', 'Just here for the memes', 'Travel photographer', 'Building a tiny house', 'Night owl developer', 'Marathon in training', 'History buff', 'Vinyl collector'];
+const COMMENTS = [
+  '???',
+  'Thanks, this helped a lot!',
+  'I had no idea, great post.',
+  'Following this thread.',
+  'Could you share a source for this?',
+  'Agreed, well said.',
+];
+const BIOS = [
+  'Seeking SDE positions',
+  'Coffee lover and amateur astronomer',
+  'Reading 52 books this year',
+  'Dog dad. Runner. Nerd.',
+  'Here for the DIY threads',
+  'Sci-fi fan since forever',
+  'Learning to cook one recipe at a time',
+  'Weekend hiker',
+  'Retro gaming collector',
+  'Aspiring data scientist',
+  'Plant parent of 40 plants',
+  'Chess enthusiast',
+  'Bookworm and tea drinker',
+  'Just here for the memes',
+  'Travel photographer',
+  'Building a tiny house',
+  'Night owl developer',
+  'Marathon in training',
+  'History buff',
+  'Vinyl collector',
+];
 const NEW_FORUMS: [string, string, string[]][] = [
   ['Cyberpunk', 'Welcome to the future', ['Games', 'Books', 'Movies', 'Future']],
   ['Woodworking', 'Share your builds and ask for advice', ['Tools', 'Joinery', 'Finishing']],
@@ -54,7 +82,13 @@ const NEW_FORUMS: [string, string, string[]][] = [
   ['Pottery', 'Clay, wheels and kilns', ['Glazes', 'Wheel', 'Handbuilding']],
   ['Speedrunning', 'Beating games as fast as possible', ['Routes', 'Records', 'Tools']],
 ];
-const EDIT_LINES = ['Every watch makes me feel like a kid again', 'Update: solved, thanks everyone!', 'Edit: fixed a typo in the title.', 'Thanks for the gold, kind stranger!', 'Update: I went with your suggestion.'];
+const EDIT_LINES = [
+  'Every watch makes me feel like a kid again',
+  'Update: solved, thanks everyone!',
+  'Edit: fixed a typo in the title.',
+  'Thanks for the gold, kind stranger!',
+  'Update: I went with your suggestion.',
+];
 
 export const REDDIT_TEMPLATES: TaskTemplate[] = [
   {
@@ -64,7 +98,12 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
     drafts: ({ fresh }) =>
       uniqueTitled(fresh.reddit).map((x) => {
         const n = fresh.reddit.commentCount(x.id);
-        return { params: { title: x.title }, startUrl: HOME, eval: stringMatch({ must_include: [String(n)] }), oracle: [search(byId('search-q'), x.title), exit(String(n))] };
+        return {
+          params: { title: x.title },
+          startUrl: HOME,
+          eval: stringMatch({ must_include: [String(n)] }),
+          oracle: [search(byId('search-q'), x.title), exit(String(n))],
+        };
       }),
   },
   {
@@ -76,7 +115,14 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
       forums(fresh.reddit).flatMap((forum) => {
         const [top, next] = fresh.reddit.inForum(forum, 'top');
         if (!top || (next && fresh.reddit.score(next) === fresh.reddit.score(top))) return [];
-        return [{ params: { forum }, startUrl: HOME, eval: stringMatch({ must_include: [top.author] }), oracle: [...openForum(forum), click(link('Top')), exit(top.author)] }];
+        return [
+          {
+            params: { forum },
+            startUrl: HOME,
+            eval: stringMatch({ must_include: [top.author] }),
+            oracle: [...openForum(forum), click(link('Top')), exit(top.author)],
+          },
+        ];
       }),
   },
   {
@@ -86,14 +132,29 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
     drafts: ({ fresh }) =>
       forums(fresh.reddit).flatMap((forum) => {
         const [newest] = fresh.reddit.inForum(forum, 'new');
-        return newest ? [{ params: { forum }, startUrl: HOME, eval: stringMatch({ must_include: [newest.title] }), oracle: [...openForum(forum), click(link('New')), exit(newest.title)] }] : [];
+        return newest
+          ? [
+              {
+                params: { forum },
+                startUrl: HOME,
+                eval: stringMatch({ must_include: [newest.title] }),
+                oracle: [...openForum(forum), click(link('New')), exit(newest.title)],
+              },
+            ]
+          : [];
       }),
   },
   {
     id: 304,
     site: 'reddit',
     intent: 'Who submitted the post "{{title}}"?',
-    drafts: ({ fresh }) => uniqueTitled(fresh.reddit).map((x) => ({ params: { title: x.title }, startUrl: HOME, eval: stringMatch({ must_include: [x.author] }), oracle: [search(byId('search-q'), x.title), exit(x.author)] })),
+    drafts: ({ fresh }) =>
+      uniqueTitled(fresh.reddit).map((x) => ({
+        params: { title: x.title },
+        startUrl: HOME,
+        eval: stringMatch({ must_include: [x.author] }),
+        oracle: [search(byId('search-q'), x.title), exit(x.author)],
+      })),
   },
   {
     id: 305,
@@ -103,12 +164,14 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
       forums(fresh.reddit).flatMap((forum) => {
         const [newest] = fresh.reddit.inForum(forum, 'new');
         if (!newest) return [];
-        return [{
-          params: { forum },
-          startUrl: HOME,
-          eval: programHtml([{ url: postUrl(newest), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } }]),
-          oracle: [...openForum(forum), click(link('New')), click({ tag: 'button', attributes: { title: 'Upvote' } }), exit(DONE)],
-        }];
+        return [
+          {
+            params: { forum },
+            startUrl: HOME,
+            eval: programHtml([{ url: postUrl(newest), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } }]),
+            oracle: [...openForum(forum), click(link('New')), click({ tag: 'button', attributes: { title: 'Upvote' } }), exit(DONE)],
+          },
+        ];
       }),
   },
   {
@@ -119,12 +182,14 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
       forums(fresh.reddit).flatMap((forum) => {
         const [top] = fresh.reddit.inForum(forum, 'top');
         if (!top) return [];
-        return [{
-          params: { forum },
-          startUrl: HOME,
-          eval: programHtml([{ url: postUrl(top), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-downvoted'] } }]),
-          oracle: [...openForum(forum), click(link('Top')), click({ tag: 'button', attributes: { title: 'Downvote' } }), exit(DONE)],
-        }];
+        return [
+          {
+            params: { forum },
+            startUrl: HOME,
+            eval: programHtml([{ url: postUrl(top), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-downvoted'] } }]),
+            oracle: [...openForum(forum), click(link('Top')), click({ tag: 'button', attributes: { title: 'Downvote' } }), exit(DONE)],
+          },
+        ];
       }),
   },
   {
@@ -138,8 +203,24 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
           return {
             params: { forum, title, body },
             startUrl: HOME,
-            eval: programHtml([{ url: "func:reddit_get_post_url('__last_url__')", locator: "document.querySelector('.submission__inner').outerText", required_contents: { must_include: [title, body] } }], `${HOME}/f/${forum}`),
-            oracle: [...openForum(forum), click(link('Submit a new post')), type(byId('submission_title'), title), type(byId('submission_body'), body), click(button('Create submission')), exit(DONE)],
+            eval: programHtml(
+              [
+                {
+                  url: "func:reddit_get_post_url('__last_url__')",
+                  locator: "document.querySelector('.submission__inner').outerText",
+                  required_contents: { must_include: [title, body] },
+                },
+              ],
+              `${HOME}/f/${forum}`,
+            ),
+            oracle: [
+              ...openForum(forum),
+              click(link('Submit a new post')),
+              type(byId('submission_title'), title),
+              type(byId('submission_body'), body),
+              click(button('Create submission')),
+              exit(DONE),
+            ],
           };
         }),
       ),
@@ -163,7 +244,13 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
                 required_contents: { must_include: [comment] },
               },
             ]),
-            oracle: [search(byId('search-q'), x.title), click(link(x.title)), type(byId('reply_submission_comment'), comment), click(button('Post')), exit(DONE)],
+            oracle: [
+              search(byId('search-q'), x.title),
+              click(link(x.title)),
+              type(byId('reply_submission_comment'), comment),
+              click(button('Post')),
+              exit(DONE),
+            ],
           };
         }),
   },
@@ -175,7 +262,13 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
       BIOS.map((bio) => ({
         params: { bio },
         startUrl: HOME,
-        eval: programHtml([{ url: `${HOME}/user/${fresh.reddit.me}`, locator: 'document.querySelector(".user-bio__biography").outerText', required_contents: { exact_match: bio } }]),
+        eval: programHtml([
+          {
+            url: `${HOME}/user/${fresh.reddit.me}`,
+            locator: 'document.querySelector(".user-bio__biography").outerText',
+            required_contents: { exact_match: bio },
+          },
+        ]),
         oracle: [click(link(fresh.reddit.me)), click(link('Edit biography')), type(byId('user_biography_biography'), bio), click(button('Save')), exit(DONE)],
       })),
   },
@@ -189,7 +282,9 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
         .map((forum) => ({
           params: { forum },
           startUrl: HOME,
-          eval: programHtml([{ url: `${HOME}/`, locator: 'document.querySelector("#sidebar > section").outerText', required_contents: { must_include: [forum] } }]),
+          eval: programHtml([
+            { url: `${HOME}/`, locator: 'document.querySelector("#sidebar > section").outerText', required_contents: { must_include: [forum] } },
+          ]),
           oracle: [...openForum(forum), click(button('Subscribe')), exit(DONE)],
         })),
   },
@@ -230,8 +325,17 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
           return {
             params: { title: x.title, line },
             startUrl: HOME,
-            eval: programHtml([{ url: postUrl(x), locator: "document.querySelector('.submission__body').outerText", required_contents: { must_include: [line] } }]),
-            oracle: [search(byId('search-q'), x.title), click(link(x.title)), click(link('Edit')), type(byId('submission_body'), `${x.body}\n${line}`), click(button('Save')), exit(DONE)],
+            eval: programHtml([
+              { url: postUrl(x), locator: "document.querySelector('.submission__body').outerText", required_contents: { must_include: [line] } },
+            ]),
+            oracle: [
+              search(byId('search-q'), x.title),
+              click(link(x.title)),
+              click(link('Edit')),
+              type(byId('submission_body'), `${x.body}\n${line}`),
+              click(button('Save')),
+              exit(DONE),
+            ],
           };
         }),
   },
@@ -254,7 +358,13 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
             params: { user, forum },
             startUrl: HOME,
             eval: programHtml(posts.map((x) => ({ url: postUrl(x), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } }))),
-            oracle: [...posts.flatMap((x) => [search(byId('search-q'), x.title), click({ tag: 'button', attributes: { title: 'Upvote', 'data-submission': String(x.id) } })]), exit(DONE)],
+            oracle: [
+              ...posts.flatMap((x) => [
+                search(byId('search-q'), x.title),
+                click({ tag: 'button', attributes: { title: 'Upvote', 'data-submission': String(x.id) } }),
+              ]),
+              exit(DONE),
+            ],
           });
         }
       }
@@ -267,8 +377,18 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
     intent: 'Show me the {{listing}} in f/{{forum}}',
     drafts: ({ fresh }) =>
       forums(fresh.reddit).flatMap((forum) => [
-        { params: { listing: 'newest posts', forum }, startUrl: HOME, eval: urlMatch(`${HOME}/f/${forum}/new`), oracle: [...openForum(forum), click(link('New')), exit(DONE)] },
-        { params: { listing: 'top posts of all time', forum }, startUrl: HOME, eval: urlMatch(`${HOME}/f/${forum}/top?t=all`), oracle: [...openForum(forum), click(link('Top')), exit(DONE)] },
+        {
+          params: { listing: 'newest posts', forum },
+          startUrl: HOME,
+          eval: urlMatch(`${HOME}/f/${forum}/new`),
+          oracle: [...openForum(forum), click(link('New')), exit(DONE)],
+        },
+        {
+          params: { listing: 'top posts of all time', forum },
+          startUrl: HOME,
+          eval: urlMatch(`${HOME}/f/${forum}/top?t=all`),
+          oracle: [...openForum(forum), click(link('Top')), exit(DONE)],
+        },
       ]),
   },
   {
@@ -284,22 +404,24 @@ export const REDDIT_TEMPLATES: TaskTemplate[] = [
         const [newest] = s.inForum(forum, 'new');
         const [top] = s.inForum(forum, 'top');
         if (!newest || !top || newest.id === top.id || s.votes.has(newest.id) || s.votes.has(top.id) || s.score(newest) + 1 >= s.score(top)) return [];
-        return [{
-          params: { forum },
-          startUrl: HOME,
-          eval: programHtml([
-            { url: postUrl(newest), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } },
-            { url: postUrl(top), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-downvoted'] } },
-          ]),
-          oracle: [
-            ...openForum(forum),
-            click(link('New')),
-            click({ tag: 'button', attributes: { title: 'Upvote' } }),
-            click(link('Top')),
-            click({ tag: 'button', attributes: { title: 'Downvote' } }),
-            exit(DONE),
-          ],
-        }];
+        return [
+          {
+            params: { forum },
+            startUrl: HOME,
+            eval: programHtml([
+              { url: postUrl(newest), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-upvoted'] } },
+              { url: postUrl(top), locator: VOTE_LOCATOR, required_contents: { must_include: ['vote vote--user-downvoted'] } },
+            ]),
+            oracle: [
+              ...openForum(forum),
+              click(link('New')),
+              click({ tag: 'button', attributes: { title: 'Upvote' } }),
+              click(link('Top')),
+              click({ tag: 'button', attributes: { title: 'Downvote' } }),
+              exit(DONE),
+            ],
+          },
+        ];
       }),
   },
 ];

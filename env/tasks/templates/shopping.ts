@@ -5,7 +5,24 @@ import type { Product } from '../../sites/shopping/catalog';
 import { orderNumber, orderTotal } from '../../sites/shopping/data';
 import type { ShoppingState } from '../../sites/shopping/state';
 import { PRICE_BUCKETS, sortProducts } from '../../sites/shopping/state';
-import { button, byAttr, byId, click, cycle, DONE, exit, link, programHtml, search, select, selectable, stringMatch, type, urlMatch, type TaskTemplate } from '../template';
+import {
+  button,
+  byAttr,
+  byId,
+  click,
+  cycle,
+  DONE,
+  exit,
+  link,
+  programHtml,
+  search,
+  select,
+  selectable,
+  stringMatch,
+  type,
+  urlMatch,
+  type TaskTemplate,
+} from '../template';
 
 const HOME = '__SHOPPING__';
 
@@ -40,10 +57,29 @@ const bucketLabel = ([lo, hi]: [number, number]) => `${money(lo)} - ${money(hi -
 const subcategories = (s: ShoppingState) => s.categories().filter((c) => c.parentId !== null);
 const withOptions = (s: ShoppingState) => s.base.seed.catalog.products.filter((p) => p.options.length === 2);
 
-const STREETS = ['111 Magnolia Path', '456 Oak Avenue', '72 Harbor View Rd', '9 Elm Court', '2300 Sunset Blvd', '18 Birch Lane', '640 Pine Street', '35 Lakeshore Dr', '1200 Market St', '87 Willow Way'];
+const STREETS = [
+  '111 Magnolia Path',
+  '456 Oak Avenue',
+  '72 Harbor View Rd',
+  '9 Elm Court',
+  '2300 Sunset Blvd',
+  '18 Birch Lane',
+  '640 Pine Street',
+  '35 Lakeshore Dr',
+  '1200 Market St',
+  '87 Willow Way',
+];
 const CITIES: [string, string, string][] = [
-  ['Atlanta', 'Georgia', '30303'], ['New York', 'New York', '10001'], ['Austin', 'Texas', '78701'], ['Seattle', 'Washington', '98101'], ['Denver', 'Colorado', '80202'],
-  ['Portland', 'Oregon', '97201'], ['Boston', 'Massachusetts', '02108'], ['Chicago', 'Illinois', '60601'], ['Miami', 'Florida', '33101'], ['Pittsburgh', 'Pennsylvania', '15213'],
+  ['Atlanta', 'Georgia', '30303'],
+  ['New York', 'New York', '10001'],
+  ['Austin', 'Texas', '78701'],
+  ['Seattle', 'Washington', '98101'],
+  ['Denver', 'Colorado', '80202'],
+  ['Portland', 'Oregon', '97201'],
+  ['Boston', 'Massachusetts', '02108'],
+  ['Chicago', 'Illinois', '60601'],
+  ['Miami', 'Florida', '33101'],
+  ['Pittsburgh', 'Pennsylvania', '15213'],
 ];
 const SAFE_STATES = new Set(selectable(US_STATES));
 
@@ -69,7 +105,13 @@ const NEW_REVIEWS: [string, string][] = [
   ['Exceeded expectations', 'Setup was quick and it feels premium.'],
 ];
 const NICKNAMES = ['Quinn R.', 'Taylor M.', 'Jordan P.', 'Casey L.', 'Morgan K.', 'Riley S.', 'Avery T.'];
-const PROBLEMS = ['broke after three days of use', 'arrived with a cracked case', 'stopped charging after a week', 'was the wrong color', 'never worked out of the box'];
+const PROBLEMS = [
+  'broke after three days of use',
+  'arrived with a cracked case',
+  'stopped charging after a week',
+  'was the wrong color',
+  'never worked out of the box',
+];
 
 export const SHOPPING_TEMPLATES: TaskTemplate[] = [
   {
@@ -91,7 +133,9 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
     drafts: ({ fresh }) =>
       fresh.shopping.base.seed.catalog.products.flatMap((p) => {
         const n = fresh.shopping.productReviews(p.id).length;
-        return n > 0 ? [{ params: { product: p.name }, startUrl: HOME, eval: stringMatch({ must_include: [String(n)] }), oracle: [...openProduct(p), exit(String(n))] }] : [];
+        return n > 0
+          ? [{ params: { product: p.name }, startUrl: HOME, eval: stringMatch({ must_include: [String(n)] }), oracle: [...openProduct(p), exit(String(n))] }]
+          : [];
       }),
   },
   {
@@ -102,7 +146,14 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
       fresh.shopping.base.seed.catalog.products.flatMap((p) => {
         const [latest, next] = fresh.shopping.productReviews(p.id);
         if (!latest || (next && next.date === latest.date)) return [];
-        return [{ params: { product: p.name }, startUrl: HOME, eval: stringMatch({ must_include: [latest.nickname] }), oracle: [...openProduct(p), exit(latest.nickname)] }];
+        return [
+          {
+            params: { product: p.name },
+            startUrl: HOME,
+            eval: stringMatch({ must_include: [latest.nickname] }),
+            oracle: [...openProduct(p), exit(latest.nickname)],
+          },
+        ];
       }),
   },
   {
@@ -138,7 +189,11 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
             params: { year, status },
             startUrl: HOME,
             eval: stringMatch({ must_include: [String(n)] }),
-            oracle: [...openOrders(), ...Array.from({ length: pages - 1 }, (_, i) => click({ tag: 'a', text: String(i + 2), attributes: { class: 'page' } })), exit(String(n))],
+            oracle: [
+              ...openOrders(),
+              ...Array.from({ length: pages - 1 }, (_, i) => click({ tag: 'a', text: String(i + 2), attributes: { class: 'page' } })),
+              exit(String(n)),
+            ],
           };
         }),
       );
@@ -156,7 +211,12 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
       }
       return [...queries]
         .filter((q) => /^[a-z ]+$/.test(q))
-        .map((q) => ({ params: { query: q }, startUrl: HOME, eval: urlMatch(`${HOME}/catalogsearch/result/?${new URLSearchParams({ q }).toString()}`), oracle: [search(byId('search'), q), exit(DONE)] }));
+        .map((q) => ({
+          params: { query: q },
+          startUrl: HOME,
+          eval: urlMatch(`${HOME}/catalogsearch/result/?${new URLSearchParams({ q }).toString()}`),
+          oracle: [search(byId('search'), q), exit(DONE)],
+        }));
     },
   },
   {
@@ -197,7 +257,9 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
         .map((p) => ({
           params: { product: p.name },
           startUrl: HOME,
-          eval: programHtml([{ url: `${HOME}/wishlist/`, locator: "document.querySelector('.products-grid.wishlist').outerText", required_contents: { must_include: [p.name] } }]),
+          eval: programHtml([
+            { url: `${HOME}/wishlist/`, locator: "document.querySelector('.products-grid.wishlist').outerText", required_contents: { must_include: [p.name] } },
+          ]),
           oracle: [...openProduct(p), click(button('Add to Wish List')), exit(DONE)],
         })),
   },
@@ -216,11 +278,19 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
           eval: programHtml([
             {
               url: `${HOME}/checkout/cart/`,
-              locator: "[...document.querySelectorAll('#shopping-cart-table tr.item-info')].map(r => r.dataset.sku + ' ' + [...r.querySelectorAll('dd')].map(d => d.textContent).join('/') + ' x' + r.querySelector('input.qty').value).join('; ')",
+              locator:
+                "[...document.querySelectorAll('#shopping-cart-table tr.item-info')].map(r => r.dataset.sku + ' ' + [...r.querySelectorAll('dd')].map(d => d.textContent).join('/') + ' x' + r.querySelector('input.qty').value).join('; ')",
               required_contents: { exact_match: `${p.sku} ${size}/${color} x${qty}` },
             },
           ]),
-          oracle: [...openProduct(p), select(byId('option-size'), size), select(byId('option-color'), color), type(byId('qty'), String(qty)), click(button('Add to Cart')), exit(DONE)],
+          oracle: [
+            ...openProduct(p),
+            select(byId('option-size'), size),
+            select(byId('option-color'), color),
+            type(byId('qty'), String(qty)),
+            click(button('Add to Cart')),
+            exit(DONE),
+          ],
         };
       }),
   },
@@ -239,8 +309,16 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
           params: { product: p.name, size, color, address: `${a.street}, ${a.city}, ${a.state} ${a.zip}` },
           startUrl: HOME,
           eval: programHtml([
-            { url: order, locator: 'document.querySelector(".order-details-items.ordered").outerText', required_contents: { must_include: [p.sku, `${size}`, color] } },
-            { url: order, locator: 'document.querySelector(".box-order-shipping-address .box-content").outerText', required_contents: { must_include: [a.street, `${a.city}, ${a.state}, ${a.zip}`] } },
+            {
+              url: order,
+              locator: 'document.querySelector(".order-details-items.ordered").outerText',
+              required_contents: { must_include: [p.sku, `${size}`, color] },
+            },
+            {
+              url: order,
+              locator: 'document.querySelector(".box-order-shipping-address .box-content").outerText',
+              required_contents: { must_include: [a.street, `${a.city}, ${a.state}, ${a.zip}`] },
+            },
           ]),
           oracle: [
             ...openProduct(p),
@@ -272,7 +350,14 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
             required_contents: { must_include: [a.street, `${a.city}, ${a.state}, ${a.zip}`] },
           })),
         ),
-        oracle: [click(link('My Account')), click(link('Address Book')), click(link('Change Shipping Address')), ...addressSteps(a), click(button('Save Address')), exit(DONE)],
+        oracle: [
+          click(link('My Account')),
+          click(link('Address Book')),
+          click(link('Change Shipping Address')),
+          ...addressSteps(a),
+          click(button('Save Address')),
+          exit(DONE),
+        ],
       })),
   },
   {
@@ -288,10 +373,27 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
           params: { rating, product: p.name, nickname, summary, review },
           startUrl: HOME,
           eval: programHtml([
-            { url: `${HOME}/${p.urlKey}.html`, locator: "document.querySelector('#customer-reviews').outerText", required_contents: { must_include: [summary, review, nickname] } },
-            { url: `${HOME}/${p.urlKey}.html`, locator: "document.querySelector('#customer-reviews .review-item .rating-result').getAttribute('title')", required_contents: { exact_match: `${rating * 20}%` } },
+            {
+              url: `${HOME}/${p.urlKey}.html`,
+              locator: "document.querySelector('#customer-reviews').outerText",
+              required_contents: { must_include: [summary, review, nickname] },
+            },
+            {
+              url: `${HOME}/${p.urlKey}.html`,
+              locator: "document.querySelector('#customer-reviews .review-item .rating-result').getAttribute('title')",
+              required_contents: { exact_match: `${rating * 20}%` },
+            },
           ]),
-          oracle: [...openProduct(p), click(link('Add Your Review')), click(byId(`Rating_${rating}`)), type(byId('nickname_field'), nickname), type(byId('summary_field'), summary), type(byId('review_field'), review), click(button('Submit Review')), exit(DONE)],
+          oracle: [
+            ...openProduct(p),
+            click(link('Add Your Review')),
+            click(byId(`Rating_${rating}`)),
+            type(byId('nickname_field'), nickname),
+            type(byId('summary_field'), summary),
+            type(byId('review_field'), review),
+            click(button('Submit Review')),
+            exit(DONE),
+          ],
         };
       }),
   },
@@ -311,8 +413,18 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
           return {
             params: { order: number, product: line?.name ?? '', problem },
             startUrl: HOME,
-            eval: programHtml([{ url: 'last', locator: `document.querySelector('[title="What’s on your mind?"]').value`, required_contents: { fuzzy_match: ['refund', number, problem] } }]),
-            oracle: [click(link('Contact Us')), type(byId('comment'), `Hello, I would like a refund for order #${number}. The ${line?.name ?? 'item'} ${problem}.`), exit(DONE)],
+            eval: programHtml([
+              {
+                url: 'last',
+                locator: `document.querySelector('[title="What’s on your mind?"]').value`,
+                required_contents: { fuzzy_match: ['refund', number, problem] },
+              },
+            ]),
+            oracle: [
+              click(link('Contact Us')),
+              type(byId('comment'), `Hello, I would like a refund for order #${number}. The ${line?.name ?? 'item'} ${problem}.`),
+              exit(DONE),
+            ],
           };
         }),
   },
@@ -325,7 +437,14 @@ export const SHOPPING_TEMPLATES: TaskTemplate[] = [
       subcategories(fresh.shopping).flatMap((c) => {
         const [first, second] = sortProducts(fresh.shopping.productsIn(c.id), 'price', 'asc');
         if (!first || (second && second.price === first.price)) return [];
-        return [{ params: { category: c.name }, startUrl: HOME, eval: stringMatch({ must_include: [first.name] }), oracle: [...openCategory(fresh.shopping, c.id), select(byId('sorter'), 'Price: low to high'), exit(first.name)] }];
+        return [
+          {
+            params: { category: c.name },
+            startUrl: HOME,
+            eval: stringMatch({ must_include: [first.name] }),
+            oracle: [...openCategory(fresh.shopping, c.id), select(byId('sorter'), 'Price: low to high'), exit(first.name)],
+          },
+        ];
       }),
   },
   {

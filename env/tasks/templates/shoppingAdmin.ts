@@ -19,7 +19,11 @@ function openProduct(p: Product): OracleStep[] {
 const orderView = (o: AdminOrder) => `${HOME}/sales/order/view/order_id/${o.id}/`;
 const productEdit = (p: Product) => `${HOME}/catalog/product/edit/id/${p.id}/`;
 /** The value of a product form field (e.g. `product[price]`) on the product's edit page. */
-const productField = (p: Product, name: string, value: string) => ({ url: productEdit(p), locator: `document.querySelector('[name="${name}"]').value`, required_contents: { exact_match: value } });
+const productField = (p: Product, name: string, value: string) => ({
+  url: productEdit(p),
+  locator: `document.querySelector('[name="${name}"]').value`,
+  required_contents: { exact_match: value },
+});
 
 /** `M/D/YY`, the back office's date format. */
 function adminDate(iso: string): string {
@@ -41,7 +45,14 @@ function searchableCustomers(s: AdminState) {
 }
 
 const cancellable = (s: AdminState) => s.orders.filter((o) => o.status === 'pending' || o.status === 'processing');
-const COMMENTS = ['Customer called to confirm the delivery address.', 'Gift wrap requested by the customer.', 'Leave the package at the front desk.', 'Expedite this order, the customer is traveling.', 'Customer asked for an invoice copy by email.', 'Replacement item approved by support.'];
+const COMMENTS = [
+  'Customer called to confirm the delivery address.',
+  'Gift wrap requested by the customer.',
+  'Leave the package at the front desk.',
+  'Expedite this order, the customer is traveling.',
+  'Customer asked for an invoice copy by email.',
+  'Replacement item approved by support.',
+];
 const PAGE_TITLES = ['Welcome to One Stop Market', 'Our Story', 'Help Center', 'Cookie Settings', 'Page Not Found - Sorry!', 'Customer Care'];
 
 export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
@@ -113,7 +124,14 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
         const name = `${c.firstName} ${c.lastName}`;
         const n = fresh.admin.orders.filter((o) => o.customerId === c.id).length;
         if (n === 0 || fresh.admin.searchOrders(name, '').length !== n) return [];
-        return [{ params: { customer: name }, startUrl: HOME, eval: stringMatch({ must_include: [String(n)] }), oracle: [click(link('Orders')), search(byId('fulltext'), name), exit(String(n))] }];
+        return [
+          {
+            params: { customer: name },
+            startUrl: HOME,
+            eval: stringMatch({ must_include: [String(n)] }),
+            oracle: [click(link('Orders')), search(byId('fulltext'), name), exit(String(n))],
+          },
+        ];
       }),
   },
   {
@@ -124,7 +142,9 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
       cancellable(fresh.admin).map((o) => ({
         params: { order: adminOrderNumber(o.id) },
         startUrl: HOME,
-        eval: programHtml([{ url: orderView(o), locator: 'document.querySelector("#order_status").outerText', required_contents: { exact_match: 'Canceled' } }]),
+        eval: programHtml([
+          { url: orderView(o), locator: 'document.querySelector("#order_status").outerText', required_contents: { exact_match: 'Canceled' } },
+        ]),
         oracle: [...openOrder(o), click(button('Cancel')), exit(DONE)],
       })),
   },
@@ -151,7 +171,9 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
         return {
           params: { comment, order: adminOrderNumber(o.id) },
           startUrl: HOME,
-          eval: programHtml([{ url: orderView(o), locator: "document.querySelector('#order_history_block').outerText", required_contents: { must_include: [comment] } }]),
+          eval: programHtml([
+            { url: orderView(o), locator: "document.querySelector('#order_history_block').outerText", required_contents: { must_include: [comment] } },
+          ]),
           oracle: [...openOrder(o), type(byId('history_comment'), comment), click(button('Submit Comment')), exit(DONE)],
         };
       }),
@@ -176,12 +198,14 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
     site: 'shopping_admin',
     intent: 'Disable {{product}} in the catalog, it has quality issues',
     drafts: ({ fresh }) =>
-      fresh.admin.products.filter((p) => p.enabled).map((p) => ({
-        params: { product: p.name },
-        startUrl: HOME,
-        eval: programHtml([productField(p, 'product[status]', '2')]),
-        oracle: [...openProduct(p), select(byId('product_status'), 'Disabled'), click(button('Save')), exit(DONE)],
-      })),
+      fresh.admin.products
+        .filter((p) => p.enabled)
+        .map((p) => ({
+          params: { product: p.name },
+          startUrl: HOME,
+          eval: programHtml([productField(p, 'product[status]', '2')]),
+          oracle: [...openProduct(p), select(byId('product_status'), 'Disabled'), click(button('Save')), exit(DONE)],
+        })),
   },
   {
     id: 210,
@@ -193,7 +217,10 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
         return {
           params: { product: p.name, qty },
           startUrl: HOME,
-          eval: programHtml([productField(p, 'product[quantity_and_stock_status][qty]', qty), productField(p, 'product[quantity_and_stock_status][is_in_stock]', '1')]),
+          eval: programHtml([
+            productField(p, 'product[quantity_and_stock_status][qty]', qty),
+            productField(p, 'product[quantity_and_stock_status][is_in_stock]', '1'),
+          ]),
           oracle: [...openProduct(p), type(byId('product_qty'), qty), select(byId('product_stock'), 'In Stock'), click(button('Save')), exit(DONE)],
         };
       }),
@@ -240,7 +267,10 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
       (Object.entries(ORDER_STATUS_LABELS) as [AdminOrderStatus, string][]).map(([, label]) => ({
         params: { status: label },
         startUrl: HOME,
-        eval: programHtml([{ url: 'last', locator: 'document.querySelector("div.admin__data-grid-filters-current").outerText', required_contents: { must_include: [label] } }], `${HOME}/sales/order/`),
+        eval: programHtml(
+          [{ url: 'last', locator: 'document.querySelector("div.admin__data-grid-filters-current").outerText', required_contents: { must_include: [label] } }],
+          `${HOME}/sales/order/`,
+        ),
         oracle: [click(link('Orders')), select(byId('order-status'), label), click(button('Apply Filters')), exit(DONE)],
       })),
   },
@@ -256,8 +286,21 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
         .map((r) => ({
           params: { summary: r.summary, nickname: r.nickname },
           startUrl: HOME,
-          eval: programHtml([{ url: `${HOME}/review/product/edit/id/${r.id}/`, locator: "document.querySelector('#status').value", required_contents: { exact_match: 'Approved' } }]),
-          oracle: [click(link('Pending Reviews')), search(byId('fulltext'), `${r.nickname} ${r.summary}`), click(byAttr('data-review-id', String(r.id), 'a')), select(byId('status'), 'Approved'), click(button('Save Review')), exit(DONE)],
+          eval: programHtml([
+            {
+              url: `${HOME}/review/product/edit/id/${r.id}/`,
+              locator: "document.querySelector('#status').value",
+              required_contents: { exact_match: 'Approved' },
+            },
+          ]),
+          oracle: [
+            click(link('Pending Reviews')),
+            search(byId('fulltext'), `${r.nickname} ${r.summary}`),
+            click(byAttr('data-review-id', String(r.id), 'a')),
+            select(byId('status'), 'Approved'),
+            click(button('Save Review')),
+            exit(DONE),
+          ],
         }));
     },
   },
@@ -268,12 +311,26 @@ export const SHOPPING_ADMIN_TEMPLATES: TaskTemplate[] = [
     heldOut: true,
     drafts: ({ fresh }) =>
       fresh.admin.pages.all().flatMap((p) =>
-        PAGE_TITLES.filter((t) => t !== p.title).slice(0, 2).map((title) => ({
-          params: { page: p.title, title },
-          startUrl: HOME,
-          eval: programHtml([{ url: `${HOME}/cms/page/edit/page_id/${p.id}/`, locator: 'document.querySelector(\'input[name="title"]\').value', required_contents: { exact_match: title } }]),
-          oracle: [click(link('Pages')), click(byAttr('data-page-id', String(p.id), 'a')), type(byId('cms_page_title'), title), click(button('Save')), exit(DONE)],
-        })),
+        PAGE_TITLES.filter((t) => t !== p.title)
+          .slice(0, 2)
+          .map((title) => ({
+            params: { page: p.title, title },
+            startUrl: HOME,
+            eval: programHtml([
+              {
+                url: `${HOME}/cms/page/edit/page_id/${p.id}/`,
+                locator: 'document.querySelector(\'input[name="title"]\').value',
+                required_contents: { exact_match: title },
+              },
+            ]),
+            oracle: [
+              click(link('Pages')),
+              click(byAttr('data-page-id', String(p.id), 'a')),
+              type(byId('cms_page_title'), title),
+              click(button('Save')),
+              exit(DONE),
+            ],
+          })),
       ),
   },
 ];
