@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildPrompt } from '../../browser/policies/prompt';
+import { STOP_TOKEN, buildPrompt } from '../../browser/policies/prompt';
 import type { ScoredAction } from '../../models/actor';
 import { createCompletionsActorScorer } from '../../models/remote/completionsActor';
 import { RemoteModelError } from '../../models/remote/retry';
@@ -29,8 +29,9 @@ after(async () => {
 
 const item: ScoredAction = KETTLE_ANSWER;
 
-/** The toy model's expected log-prob of the action: the tokens covering the text after the prompt. */
-function expected(response: string): { logProb: number; tokens: number } {
+/** The toy model's expected log-prob of the action: the tokens covering the text after the prompt (the reply and its end of turn). */
+function expected(reply: string): { logProb: number; tokens: number } {
+  const response = reply + STOP_TOKEN;
   const prompt = buildPrompt(
     item.state.intent,
     item.state.history.map((round) => round.response),
@@ -65,7 +66,7 @@ describe('completions actor log-probs', () => {
     const body = request.body as Record<string, unknown>;
     assert.deepEqual([body.echo, body.logprobs, body.max_tokens], [true, 1, 0]);
     assert.ok(String(body.prompt).startsWith('Task Instruction: What is the price'));
-    assert.ok(String(body.prompt).endsWith(`<|start_header_id|>assistant<|end_header_id|>\n${item.response}`));
+    assert.ok(String(body.prompt).endsWith(`<|start_header_id|>assistant<|end_header_id|>\n${item.response}${STOP_TOKEN}`));
   });
 
   test('echo mode: a BOS token before the text, and a generated token after it, leave the action intact', async () => {
