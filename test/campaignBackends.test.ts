@@ -421,7 +421,6 @@ describe('campaign activities with remote model backends', () => {
     const trained: { spec: TrainSpec; target: TrainingTarget }[] = [];
     const fakes: ModelRoles = {
       actor: {
-        trainsFromRecords: true,
         prompts: createPromptBuilder(webrlLlama3Format),
         policies: () => Promise.reject(new Error('no rollouts on the train queue')),
         async logProbs(checkpoint, items) {

@@ -211,7 +211,6 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
     switch (actor.backend) {
       case 'embedded':
         return {
-          trainsFromRecords: false,
           async policies(checkpoint, { temperature, seed }) {
             const onnx = await models.actor(checkpoint);
             return () => (temperature > 0 ? createActorPolicy(onnx, { mode: 'sample', temperature, seed }) : createActorPolicy(onnx, { mode: 'greedy' }));
@@ -225,7 +224,6 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
         // The checkpoint names the trainer's output; the server answers to the name it was deployed under.
         const prompts = actorPrompts(actor, secrets);
         return {
-          trainsFromRecords: true,
           prompts,
           phaseZero: actor,
           async policies(checkpoint, { temperature }) {
@@ -378,7 +376,7 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
       critic: criticOf(config.critic, actor.prompts),
       orm: ormOf(config.orm),
       trainer: trainerOf(config.trainer, {
-        trainsFromRecords: actor.trainsFromRecords,
+        trainsFromRecords: actor.prompts !== undefined,
         maxLoraRank: serving?.maxLoraRank,
         ...recordFormatOf(config.actor),
       }),

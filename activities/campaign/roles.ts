@@ -34,11 +34,10 @@ export interface ActorRole {
   /** Log-probs of each (state, response) under the checkpoint; an item that cannot be scored is null and recorded. */
   logProbs(checkpoint: string, items: readonly (ScoredAction & { id: string })[]): Promise<{ logProbs: (ActionLogProb | null)[]; failures: BackendFailure[] }>;
   /**
-   * Whether the trainer learns from training records (the exact prompt and response text, with this
-   * phase's log-probs), written beside the experience: so for an actor served as text.
+   * An actor served as text: how its prompts are written (rollouts, scoring, records and the critic
+   * share it). Such an actor learns from training records (the exact prompt and response text, with
+   * this phase's log-probs), written beside the experience.
    */
-  readonly trainsFromRecords: boolean;
-  /** An actor served as text: how its prompts are written (rollouts, scoring, records and the critic share it). */
   readonly prompts?: PromptBuilder;
   /** An actor served as text: where phase 0 starts from (its SFT data file, init checkpoint, whether oracle runs join). */
   readonly phaseZero?: CompletionsActorConfig;

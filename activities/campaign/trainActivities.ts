@@ -208,17 +208,18 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const config = await ctx.config(input);
         // The actor the phase trains from, as served (also the KL reference of the records' log-probs).
         const actor = roles(config).actor;
+        const prompts = actor.prompts;
         // An actor trained from records has this phase's steps scored too (their reference log-probs);
         // a step that cannot be scored is left out of this phase's replay, or has null log-probs in its
         // training record (and is recorded).
-        const items = [...buffer, ...(actor.trainsFromRecords ? current : [])].map((row, i) => ({
+        const items = [...buffer, ...(prompts ? current : [])].map((row, i) => ({
           id: `${row.taskId}#${i}`,
           state: row.state,
           response: row.response,
         }));
         const scoring = await actor.logProbs(input.actor, items);
         const logProbs = scoring.logProbs.slice(0, buffer.length);
-        const currentLogProbs = actor.trainsFromRecords ? scoring.logProbs.slice(buffer.length) : undefined;
+        const currentLogProbs = prompts ? scoring.logProbs.slice(buffer.length) : undefined;
         if (scoring.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scoring.failures);
         const [low, high] = input.rankBand;
         const inBandIndices = buffer.flatMap((_, i) => {
@@ -237,9 +238,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
         const written = [experience, replayBuffer, failedTasks];
-        if (currentLogProbs && actor.prompts) {
+        if (currentLogProbs && prompts) {
           // The records an external trainer reads, beside the experience: the same rows in the same order.
-          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma, prompts: actor.prompts };
+          const scope = { campaignId: input.campaignId, phase: input.phase, gamma: config.campaign.training.gamma, prompts };
           written.push(
             await ctx.writeDataset(trainingRecordsKey(experience.key), [
               ...(await Promise.all(current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)))),
