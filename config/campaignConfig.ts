@@ -4,6 +4,7 @@
  * (env/backends/registry.ts). It lives apart from config/schema.ts, which the workflow bundle imports
  * and which must therefore not reach the backends' code.
  */
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { chatTemplateFormat } from '../browser/policies/promptFormat';
 import { defaultMinWaitMs } from '../browser/settle';
@@ -42,8 +43,10 @@ export const ConfigSchema = z
     const { environment } = config.campaign;
     for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
     // The actor's chat template must render before anything runs (schema.ts cannot read files: the workflow bundle imports it).
+    // A model `stack.llm` serves is provisioned by the main job, so its files are checked there, once they exist.
     const actor = config.models.actor;
-    if (actor.backend === 'completions' && actor.promptFormat === 'chat-template' && actor.tokenizer) {
+    const provisionedLater = config.stack.llm !== undefined && actor.backend === 'completions' && !!actor.tokenizer && !existsSync(actor.tokenizer);
+    if (actor.backend === 'completions' && actor.promptFormat === 'chat-template' && actor.tokenizer && !provisionedLater) {
       try {
         chatTemplateFormat(actor.tokenizer);
       } catch (error) {

@@ -534,6 +534,24 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     assert.equal(await stack.store.tryGetJson(ctx.key(phase, 'tasks', 'critic-failures.json')), undefined);
   });
 
+  test('filterTasksByCritic with no critic keeps the first tasks up to the limit and records no values', async () => {
+    const { scope: phase, config } = await scope({ models: { critic: { backend: 'none' } } });
+    const candidates = ctx.split(config.campaign.environment.worldSeed, 'train').slice(0, 5);
+    const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, new ModelCache(ctx)) });
+    const input = {
+      ...phase,
+      candidates: await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates),
+      band: [0.05, 0.75] as [number, number],
+    };
+    const result = await run(activities.filterTasksByCritic, { ...input, critic: 'campaigns/nowhere/critic', limit: 3 });
+    assert.deepEqual(
+      (await ctx.readDataset<WebArenaTask>(result.tasks)).map((t) => t.task_id),
+      candidates.slice(0, 3).map((t) => t.task_id),
+    );
+    assert.equal(result.meanValue, 0);
+    assert.equal(await stack.store.tryGetJson(ctx.key(phase, 'tasks', 'critic-values.json')), undefined);
+  });
+
   test('a generated task without an evaluator rolls out with evaluator score 0', async () => {
     const intent = 'Look up racing wheels with the store search';
     const generator = await server(() => ({ json: chatCompletion(JSON.stringify([{ intent, start_url: '__SHOPPING__' }]), MODEL) }));

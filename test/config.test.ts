@@ -236,6 +236,14 @@ describe('configuration', () => {
       sftData: { path: 'web_policy_sft.json', format: 'webrl-sharegpt' },
       init: { key: 'models/sft' },
     });
+    // The model stack.llm serves is provisioned by the main job: its template is checked there, not before it exists.
+    const served = { ...completions, promptFormat: 'chat-template', tokenizer: '/nonexistent-model' };
+    assert.deepEqual(
+      pick(parseConfig({ stack: { llm: { model: 'SmolLM2-135M-Instruct' } }, models: { actor: served, trainer } }).models.actor, ['promptFormat']),
+      {
+        promptFormat: 'chat-template',
+      },
+    );
   });
 
   test('an invalid environment override names the variable', () => {

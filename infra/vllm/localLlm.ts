@@ -6,6 +6,7 @@
  * so that each phase's adapter is loaded into it, until the main job stops it.
  */
 import { join } from 'node:path';
+import { chatTemplateFormat } from '../../browser/policies/promptFormat';
 import type { Config } from '../../config/schema';
 import { ensureSmolLM2, ensureTrainerEnvironment } from '../../trainers/torch/environment';
 import { stackPaths } from '../stack';
@@ -18,6 +19,15 @@ export async function startLocalLlm(config: Config, log: Log): Promise<RunningVl
   if (!llm || config.models.actor.backend !== 'completions') return undefined;
   ensureTrainerEnvironment();
   const model = ensureSmolLM2();
+  // The config check left the template of a model not yet provisioned to now (config/campaignConfig.ts).
+  const actor = config.models.actor;
+  if (actor.promptFormat === 'chat-template' && actor.tokenizer) {
+    try {
+      chatTemplateFormat(actor.tokenizer);
+    } catch (error) {
+      throw new Error(`models.actor.tokenizer: ${(error as Error).message} (${llm.model} was provisioned at ${model})`);
+    }
+  }
   const vllm = await ensureVllm(log);
   const logFile = join(stackPaths(config).logDir, 'vllm.log');
   log(`vLLM: serving ${llm.model} as ${config.models.actor.model} on 127.0.0.1:${llm.port} (log: ${logFile}); about a minute to start`);

@@ -39,7 +39,7 @@ export const BASE_MODEL = 'base-llm';
 export function webrlTorchCommand(python: string, model: string): string {
   return (
     `${join(dirname(python), 'webrl-torch')} train --base-model ${model} --data {data} --init {init} --reference {reference} --critic {critic} --out {out}` +
-    ' --lora-rank 4 --lora-alpha 8 --max-length 512 --no-gradient-checkpointing --device cpu'
+    ' --lora-rank 4 --lora-alpha 8 --max-length 512 --no-gradient-checkpointing --device cpu --dtype float32'
   );
 }
 

@@ -46,7 +46,7 @@ def test_accelerate_launch_with_two_cpu_processes_resumes_a_job_and_trains_the_w
     command = [
         accelerate(), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
         "-m", "webrl_torch.cli", "train", "--base-model", str(tiny_model), "--data", str(data), "--out", str(out), "--lora-rank", "4", "--lora-alpha", "8",
-        "--device", "cpu", "--no-gradient-checkpointing", "--max-length", "256", "--checkpoint-every", "2",
+        "--device", "cpu", "--dtype", "float32", "--no-gradient-checkpointing", "--max-length", "256", "--checkpoint-every", "2",
     ]
     result = subprocess.run(command, env={**os.environ, **SETTINGS}, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

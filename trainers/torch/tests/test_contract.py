@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from safetensors.torch import load_file
 
 from webrl_torch import train as train_module
@@ -149,6 +150,7 @@ def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninte
 def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch):
     from webrl_torch.cli import job_from, parser
     from webrl_torch.errors import InputError
+    from webrl_torch import modeling
     from webrl_torch.losses import WebRLConstants
 
     def job(*extra: str):
@@ -168,6 +170,9 @@ def test_the_objective_constants_prompt_format_and_max_length_come_from_the_envi
         monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", objective)
         rates += [job("--full-finetune").learning_rate, job().learning_rate]
     assert rates == pytest.approx([1e-5, 1e-4, 1e-6, 1e-5, 1e-6, 1e-5, 5e-6, 5e-5])
+    # The weights' dtype: fp32 or bf16 as asked; auto is bf16 only where the CPU computes it natively.
+    assert (job("--dtype", "float32").model.dtype, job("--dtype", "bfloat16").model.dtype) == (torch.float32, torch.bfloat16)
+    assert job().model.dtype == (torch.bfloat16 if modeling._cpu_has_fast_bf16() else torch.float32)
     monkeypatch.setenv("WEBRL_TRAIN_LEARNING_RATE", "3e-4")
     assert job().learning_rate == 3e-4
     monkeypatch.setenv("WEBRL_TRAIN_NEGATIVE_ADVANTAGE", "0.6")

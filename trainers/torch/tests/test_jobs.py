@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 from peft import PeftModel
+from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl_torch.modeling import ModelOptions, load_critic
@@ -59,6 +60,15 @@ def test_actor_sft_lowers_token_nll_and_writes_an_adapter_that_loads(tiny_model,
     assert (out / "adapter_config.json").is_file() and (out / "adapter_model.safetensors").is_file()
     assert not (out / ".checkpoints").exists()
     assert_adapter_changes_outputs(tiny_model, out)
+
+
+def test_actor_sft_on_bf16_weights_trains_an_fp32_adapter(tiny_model, tmp_path):
+    # What `--dtype auto` picks on a CPU with AVX512-BF16/AMX: the base in bf16, the adapter PEFT keeps in fp32.
+    spec = job(tmp_path, tiny_model, "actor-sft", step_records(), model=options(tiny_model, dtype=torch.bfloat16))
+    assert falls(run(spec))
+    weights = load_file(str(Path(spec.out) / "adapter_model.safetensors"))
+    assert {tensor.dtype for tensor in weights.values()} == {torch.float32}
+    assert_adapter_changes_outputs(tiny_model, Path(spec.out))
 
 
 def test_critic_lowers_its_loss_and_its_checkpoint_loads_with_the_heads(tiny_model, critic_dir):

@@ -24,6 +24,8 @@ from .errors import InputError, TrainingStopped
 from .materialize import DTYPES, materialize
 from .records import SCHEMA_VERSION
 
+WEIGHT_DTYPES = ("auto", *DTYPES)  # the base weights' dtype in train and serve-critic
+
 
 def _env(name: str, parse: Callable[[str], object], default: object, valid: Callable[[object], bool], expected: str) -> object:
     raw = os.environ.get(name)
@@ -107,7 +109,7 @@ def job_from(args: argparse.Namespace):
         negative_advantage=_env(VARIABLES["negativeAdvantage"], float, WEBRL.negative_advantage, lambda v: v < 0, "a negative number"),
     )
     learning_rate = args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
-    device, dtype = pick_device(args.device)
+    device, dtype = pick_device(args.device, args.dtype)
     return JobSpec(
         objective=objective,
         data=args.data,
@@ -170,6 +172,7 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--max-kl", type=float, default=5.0, help="stop when |log pi - log pi_ref| per token exceeds this")
     train.add_argument("--max-grad-norm", type=float, default=1.0)
     train.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1 ...")
+    train.add_argument("--dtype", choices=WEIGHT_DTYPES, default="auto", help="the base weights' dtype; auto: bf16 where the GPU or CPU computes it natively")
     critic = commands.add_parser("serve-critic", help="serve a critic checkpoint over the project's http critic protocol")
     critic.add_argument("--base-model", required=True)
     critic.add_argument("--critic", required=True, help="critic checkpoint directory (the critic objective's {out})")
@@ -179,6 +182,7 @@ def parser() -> argparse.ArgumentParser:
     critic.add_argument("--batch-size", type=int, default=8)
     critic.add_argument("--api-key-env", help="require Authorization: Bearer <value of this variable>")
     critic.add_argument("--device", default="auto")
+    critic.add_argument("--dtype", choices=WEIGHT_DTYPES, default="auto")
     gguf = commands.add_parser("materialize", help="a GGUF file -> an ordinary Hugging Face checkpoint directory (atomic, cached)")
     gguf.add_argument("--gguf", required=True, help="the .gguf file")
     gguf.add_argument("--out", required=True, help="the checkpoint directory (reused when it already holds this GGUF in this dtype)")
@@ -201,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             from .critic_server import serve
             from .modeling import ModelOptions, pick_device
 
-            device, dtype = pick_device(args.device)
+            device, dtype = pick_device(args.device, args.dtype)
             model = ModelOptions(base_model=args.base_model, gradient_checkpointing=False, device=device, dtype=dtype)
             serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
         elif args.command == "materialize":
