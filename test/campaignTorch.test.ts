@@ -8,15 +8,16 @@
  * vLLM is killed at the first request for phase 0's adapter and started again: it comes back with no
  * adapters, and the campaign loads the adapter again and finishes, losing nothing. The model's output is
  * garbage (a random model): what is checked is which model each request named and which weights were
- * loaded, not success.
+ * loaded, not success. Phase 0's actor trains on an SFT file in WebRL's format beside the oracle's plans.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { trainingRecordsKey } from '../models/train/trainingRecord';
 import { downloadCheckpoint } from '../storage/checkpoints';
 import { ensureTrainerEnvironment } from '../trainers/torch/environment';
 import { BASE_MODEL, runLlmCampaign, webrlTorchCommand } from './harness/llmCampaign';
@@ -51,8 +52,24 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
     const started = Date.now();
     const names = [0, 1, 2].map((k) => `${NAME}-p${k}-actor`);
     let restarted = false;
+    // Phase 0's actor also trains on an SFT file in WebRL's format (LLaMA-Factory sharegpt).
+    const sftFile = join(scratch, 'web_policy_sft.json');
+    // With the released prompt format an entry is one human turn (the whole prompt) and its target.
+    const entry = (prompt: string, action: string) => ({
+      conversations: [
+        { from: 'human', value: prompt },
+        { from: 'gpt', value: action },
+      ],
+    });
+    const page = '<html> <button id="3"> Go </button> </html>';
+    const sftPairs = [
+      [`Task Instruction: Buy a lamp\n\nRound 0\n\n${page}`, 'do(action="Click", element="3")'],
+      [`Task Instruction: Buy a lamp\n\nRound 0\n\nBuy a lamp\n\nRound 1\n\n${page}`, 'exit(message="done")'],
+      [`Task Instruction: Sell eggs\n\nRound 0\n\n${page}`, 'exit(message="sold")'],
+    ];
+    await writeFile(sftFile, JSON.stringify(sftPairs.map(([prompt, action]) => entry(prompt!, action!))));
     const run = await runLlmCampaign(stack, client, NAME, 'vllm-lora', {
-      actor: { server, maxTokens: 24, timeoutMs: 120_000 },
+      actor: { server, maxTokens: 24, timeoutMs: 120_000, sftData: { path: sftFile, format: 'webrl-sharegpt' } },
       trainer: { command: webrlTorchCommand(python, model), timeoutSeconds: 600 },
       campaign: {
         phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 1 },
@@ -97,6 +114,22 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
         requests.filter((r) => r.path === '/v1/unload_lora_adapter').map((r) => [r.loraName, r.status]),
         [[names[0], 200]],
         'phase 0 unloaded once phase 2 is served',
+      );
+
+      // Phase 0's actor trained on the oracle's demonstrations, then the file's three steps, each prompt as the file has it.
+      const sftRecords: { id: string; prompt: string; response: string }[] = [];
+      for await (const row of run.store.readJsonl<{ id: string; prompt: string; response: string }>(
+        trainingRecordsKey(`campaigns/${NAME}/phase-0/demonstrations/actor-sft.jsonl`),
+      ))
+        sftRecords.push(row);
+      const fromFile = sftRecords.filter((r) => r.id.startsWith('sft-data-'));
+      assert.ok(
+        sftRecords.length > fromFile.length && sftRecords.slice(0, -3).every((r) => r.id.startsWith('oracle-')),
+        sftRecords.map((r) => r.id).join(', '),
+      );
+      assert.deepEqual(
+        fromFile.map((r) => [r.prompt, r.response]),
+        sftPairs,
       );
 
       // The adapter loaded under each phase's name is, file by file, the checkpoint webrl-torch stored.

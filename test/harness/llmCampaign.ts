@@ -18,7 +18,7 @@ import { startCampaign } from '../../campaign/control';
 import { readPhaseManifests, type PhaseManifestData } from '../../campaign/manifest';
 import { parseConfig } from '../../config/load';
 import type { PromptFormat as PromptFormatName } from '../../models/train/trainerContract';
-import type { Config, ConfigInput } from '../../config/schema';
+import type { CompletionsActorConfig, Config, ConfigInput } from '../../config/schema';
 import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
 import { runWorkers } from '../../workers/run';
 import type { CampaignProgress } from '../../workflows/campaignTypes';
@@ -71,7 +71,16 @@ type CampaignInput = NonNullable<ConfigInput['campaign']>;
 export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
   phases?: number;
   /** Another server for the actor and serving (closed with the run), the generation length and the request timeout. */
-  actor?: { server: S; maxTokens?: number; timeoutMs?: number; promptFormat?: PromptFormatName; tokenizer?: string };
+  actor?: {
+    server: S;
+    maxTokens?: number;
+    timeoutMs?: number;
+    promptFormat?: PromptFormatName;
+    tokenizer?: string;
+    /** What phase 0's SFT starts from besides (or instead of) the oracle's demonstrations. */
+    sftData?: CompletionsActorConfig['sftData'];
+    oracleDemonstrations?: boolean;
+  };
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };
   /** Smaller settings for the tiny campaign, section by section. */
@@ -137,6 +146,8 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
         ...(options.actor?.maxTokens ? { maxTokens: options.actor.maxTokens } : {}),
         ...(options.actor?.promptFormat ? { promptFormat: options.actor.promptFormat } : {}),
         ...(options.actor?.tokenizer ? { tokenizer: options.actor.tokenizer } : {}),
+        ...(options.actor?.sftData ? { sftData: options.actor.sftData } : {}),
+        ...(options.actor?.oracleDemonstrations !== undefined ? { oracleDemonstrations: options.actor.oracleDemonstrations } : {}),
       },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
       critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1, retryDelayMs: 0 },

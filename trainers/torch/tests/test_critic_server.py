@@ -50,7 +50,7 @@ def post(url: str, body: object, key: str | None = None) -> tuple[int, dict]:
 
 def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic_checkpoint):
     environment = {**os.environ, "CRITIC_TEST_KEY": "s3cret-test-key"}
-    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--critic", critic_checkpoint, "--port", "0", "--api-key-env", "CRITIC_TEST_KEY"]
+    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--critic", critic_checkpoint, "--port", "0", "--dtype", "float32", "--api-key-env", "CRITIC_TEST_KEY"]
     server = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
     try:
         url = None
