@@ -19,8 +19,8 @@
  *   BENCH learning.<type>.zero_shot | .sft | .final            per task type
  *   BENCH learning.seconds                                     the whole run
  *
- * Sizes (docs/benchmarks.md): `cpu` (default: the example as it is, about 2 hours or less on 2 loaded
- * cores) and `gpu` (more types, seeds, tasks and phases; the trainer on CUDA). Run:
+ * Sizes (docs/benchmarks.md): `cpu` (default: the example as it is, 82 minutes on 2 quiet cores) and
+ * `gpu` (more types, seeds, tasks and phases; the trainer on CUDA). Run:
  * npm run bench:learning [-- --size gpu], or WEBRL_BENCH_LEARNING_SIZE=gpu.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
