@@ -45,10 +45,11 @@ export const ConfigSchema = z
     // The actor's chat template must render before anything runs (schema.ts cannot read files: the workflow bundle imports it).
     // A model `stack.llm` serves is provisioned by the main job, so its files are checked there, once they exist.
     const actor = config.models.actor;
-    const provisionedLater = config.stack.llm !== undefined && actor.backend === 'completions' && !!actor.tokenizer && !existsSync(actor.tokenizer);
-    if (actor.backend === 'completions' && actor.promptFormat === 'chat-template' && actor.tokenizer && !provisionedLater) {
+    const tokenizer = actor.backend === 'completions' && actor.promptFormat === 'chat-template' ? actor.tokenizer : undefined;
+    const provisionedLater = config.stack.llm !== undefined && tokenizer !== undefined && !existsSync(tokenizer);
+    if (tokenizer && !provisionedLater) {
       try {
-        chatTemplateFormat(actor.tokenizer);
+        chatTemplateFormat(tokenizer);
       } catch (error) {
         ctx.addIssue({ code: 'custom', path: ['models', 'actor', 'tokenizer'], message: (error as Error).message });
       }

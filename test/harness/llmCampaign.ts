@@ -77,9 +77,8 @@ export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
     timeoutMs?: number;
     promptFormat?: PromptFormatName;
     tokenizer?: string;
-    /** What phase 0's SFT starts from besides (or instead of) the oracle's demonstrations. */
+    /** An SFT data file phase 0's actor trains on beside the oracle's demonstrations. */
     sftData?: CompletionsActorConfig['sftData'];
-    oracleDemonstrations?: boolean;
   };
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };
@@ -147,7 +146,6 @@ export async function runLlmCampaign<S extends ActorServer = VllmServer>(
         ...(options.actor?.promptFormat ? { promptFormat: options.actor.promptFormat } : {}),
         ...(options.actor?.tokenizer ? { tokenizer: options.actor.tokenizer } : {}),
         ...(options.actor?.sftData ? { sftData: options.actor.sftData } : {}),
-        ...(options.actor?.oracleDemonstrations !== undefined ? { oracleDemonstrations: options.actor.oracleDemonstrations } : {}),
       },
       orm: { backend: 'chat', baseUrl: `${orm.url}/v1`, model: 'orm', maxAttempts: 1, retryDelayMs: 0 },
       critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1, retryDelayMs: 0 },
