@@ -2,14 +2,17 @@
  * Executes WebRL actions on the current page with the reference semantics (webrl.md §3) and waits for the
  * page to settle after each one. Clicks land on the centre of the element's visible part, the point the
  * annotation hit-tested. A page opened by an action (a new tab) becomes the current page; dialogs are
- * accepted. An action on an element that is gone is a failed step; a browser or page that breaks or
- * stops answering within the step timeout is an InfrastructureError.
+ * accepted. An action that did not take effect is a failed step: an element that is gone, a Type whose
+ * field does not hold the text afterwards (or that found no field), a scroll where nothing moves. A
+ * browser or page that breaks or stops answering within the step timeout is an InfrastructureError.
  */
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import type { Action, Observation } from './contract';
 import { errorMessage, InfrastructureError, withTimeout } from './errors';
 import { observe, type ObservationProfile } from './observe';
-import { callPage, TIMER_PROBE_SCRIPT } from './pageCall';
+import type { ClickTarget } from './pageRuntime';
+import { holdsPicked, holdsTyped, pickerValue } from './fieldValues';
+import { callPage, PAGE_PROBE_SCRIPT } from './pageCall';
 import { DEFAULT_SETTLE, defaultMinWaitMs, isNavigationInterruption, NetworkWatch, settle, type SettleOptions } from './settle';
 
 export interface ExecutorOptions {
@@ -61,11 +64,14 @@ export class ActionExecutor {
     context.on('dialog', this.onDialog);
   }
 
-  /** Opens a page in the context (whose documents get the timer probe settling reads), loads `url` and waits for it to settle. */
+  /**
+   * Opens a page in the context (whose documents get the probes: the timers settling reads, the listeners
+   * the annotation reads), loads `url` and waits for it to settle.
+   */
   static async open(context: BrowserContext, url: string, options: ExecutorOptions = DEFAULT_EXECUTOR_OPTIONS): Promise<ActionExecutor> {
     let executor: ActionExecutor | undefined;
     try {
-      await withTimeout(context.addInitScript(TIMER_PROBE_SCRIPT), options.stepTimeoutMs, 'preparing the context');
+      await withTimeout(context.addInitScript(PAGE_PROBE_SCRIPT), options.stepTimeoutMs, 'preparing the context');
       const page = await withTimeout(context.newPage(), options.stepTimeoutMs, 'opening a page');
       executor = new ActionExecutor(context, page, options);
       await executor.navigate(url);
@@ -113,7 +119,8 @@ export class ActionExecutor {
     const error = await this.guard(action.kind, async () => {
       const failure = await this.perform(action);
       actionEnded = performance.now();
-      if (failure === undefined) await this.settleAfter(started, openedBefore);
+      // A failed action may still have changed the page (a click before a Type found no field).
+      await this.settleAfter(started, openedBefore);
       return failure;
     });
     const ended = performance.now();
@@ -145,12 +152,12 @@ export class ActionExecutor {
       case 'Hover':
       case 'Type':
       case 'Search': {
-        const point = await callPage(page, 'locate', action.element);
-        if (!point) return `element ${action.element} is not on the page or is covered`;
-        if (action.kind === 'Hover') {
-          await page.mouse.move(point.x, point.y);
-          return undefined;
-        }
+        const located = await callPage(page, 'locate', action.element);
+        if (!located) return `element ${action.element} is not on the page or is covered`;
+        await page.mouse.move(located.x, located.y);
+        if (action.kind === 'Hover') return undefined;
+        const point = await this.pointAfterHover(page, action.element, located);
+        if (!point) return `element ${action.element} is not on the page or is covered once the pointer is over it`;
         if (action.kind === 'Click' && point.opensTab) {
           // The new tab's 'page' event can arrive after the old page looks settled on a busy machine,
           // so wait for it rather than for quiet (onPage, registered first, has recorded it by then).
@@ -161,9 +168,8 @@ export class ActionExecutor {
         }
         await page.mouse.click(point.x, point.y);
         if (action.kind === 'Click') return undefined;
-        await page.keyboard.press('ControlOrMeta+A');
-        await page.keyboard.press('Backspace');
-        await page.keyboard.type(action.argument);
+        const failure = await this.typeInto(page, action.element, action.argument);
+        if (failure !== undefined) return failure;
         if (action.kind === 'Search') await page.keyboard.press('Enter');
         return undefined;
       }
@@ -172,9 +178,10 @@ export class ActionExecutor {
         return result.ok ? undefined : result.error;
       }
       case 'Scroll Up':
-      case 'Scroll Down':
-        await callPage(page, 'scroll', action.kind === 'Scroll Down' ? 1 : -1);
-        return undefined;
+      case 'Scroll Down': {
+        const moved = await callPage(page, 'scroll', action.kind === 'Scroll Down' ? 1 : -1);
+        return moved ? undefined : `nothing on the page can scroll ${action.kind === 'Scroll Down' ? 'down' : 'up'}`;
+      }
       case 'Press Enter':
         await page.keyboard.press('Enter');
         return undefined;
@@ -192,6 +199,44 @@ export class ActionExecutor {
       case 'exit':
         return undefined;
     }
+  }
+
+  /**
+   * Where to click element `id` now that the pointer rests over it at `before`: a page may redraw a control
+   * on hover (an icon whose `:hover` image loads only then, its box empty meanwhile), so when the element
+   * no longer answers at the same point the page settles and the element is located again.
+   */
+  private async pointAfterHover(page: Page, id: number, before: ClickTarget): Promise<ClickTarget | null> {
+    const now = await callPage(page, 'locate', id, false);
+    if (now && now.x === before.x && now.y === before.y) return now;
+    await settle(page, this.network, performance.now(), this.options.settle);
+    return callPage(page, 'locate', id);
+  }
+
+  /**
+   * Types `text` into the field the click on `element` focused: a text field key by key after selecting
+   * and deleting what it held, a picker field (date, time, colour, range, ...) by setting its value whole
+   * from the text ("03/15/2016" into a date). Returns why the field does not hold the text afterwards.
+   */
+  private async typeInto(page: Page, element: number, text: string): Promise<string | undefined> {
+    const field = await callPage(page, 'focusField', element);
+    if (!field) return `element ${element} is not a text field`;
+    if (field.kind === 'picker') {
+      const value = pickerValue(field.type, text);
+      if (value === undefined) return `element ${element} is a ${field.type} field: ${JSON.stringify(text)} is not a ${field.type}`;
+      const set = await callPage(page, 'setFieldValue', value);
+      if (!set) return `element ${element} left the page while typing`;
+      return holdsPicked(set.field, set.wanted) ? undefined : `element ${element} holds ${JSON.stringify(set.field.value)}, not ${JSON.stringify(set.wanted)}`;
+    }
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type(text);
+    const now = await callPage(page, 'fieldState');
+    if (!now) return `element ${element} left the page while typing`;
+    if (holdsTyped(now, text)) return undefined;
+    // A password stays out of the step's record, as it does out of the observation.
+    if (now.type === 'password') return `element ${element} does not hold the typed text`;
+    return `element ${element} holds ${JSON.stringify(now.value)} after typing ${JSON.stringify(text)}`;
   }
 
   /** Settles the page; follows a page the action opened, or falls back when the current one closed. */

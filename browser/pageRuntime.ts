@@ -61,6 +61,17 @@ export interface ClickTarget {
 
 export type SelectResult = { ok: true; chosen: string } | { ok: false; error: string };
 
+/**
+ * The text field a Type action writes into: `keys` fields take typed characters, `picker` fields (date,
+ * time, colour, range, ...) have a value set whole; `type` is the input's type, `textarea` or
+ * `contenteditable`; `value` the field's value (an editable element's text) as it is now.
+ */
+export interface FieldState {
+  kind: 'keys' | 'picker';
+  type: string;
+  value: string;
+}
+
 export function createPageRuntime() {
   const MARK = 'data-webrl-id';
   const MAX_CHARS = 500;
@@ -88,9 +99,28 @@ export function createPageRuntime() {
   const WEBRL_TAGS = new Set(['input', 'textarea', 'select', 'button', 'a', 'iframe', 'video', 'object', 'embed', 'details']);
   const WEBRL_ROLES = new Set(['button', 'tab', 'link', 'checkbox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'radio']);
   const REMOVED_TAGS = new Set(['script', 'style']);
-  /** Icon-font class names (`fa-cart`, `icon-search`) and the modifiers among them that name no icon. */
-  const ICON_CLASS = /^(?:fa[a-z]?|icons?|glyphicon|bi|mdi|ti|ion|la)-(.+)$/;
+  /** Icon class names (`fa-cart`, `icon-search`, jQuery UI's `ui-icon-close`) and the modifiers among them that name no icon. */
+  const ICON_CLASS = /^(?:fa[a-z]?|icons?|glyphicon|bi|mdi|ti|ion|la|ui-icon)-(.+)$/;
   const ICON_MODIFIER = /^(?:lg|xs|sm|\d+x|fw|solid|regular|light|brands|inverse|spin|pulse|border|stack.*)$/;
+  /** A directional icon's name (jQuery UI's `triangle-1-n`, `circle-arrow-e`, `carat-2-n-s`): its kind and compass point. */
+  const DIRECTIONAL_ICON =
+    /^(?:circle-|circlesmall-)?(?:triangle|arrow|arrowthick|arrowstop|arrowthickstop|carat|arrowreturn|arrowreturnthick)(?:-\d)?-(n|ne|e|se|s|sw|w|nw|n-s|e-w)$/;
+  const COMPASS: Record<string, string> = {
+    n: 'up',
+    ne: 'up right',
+    e: 'right',
+    se: 'down right',
+    s: 'down',
+    sw: 'down left',
+    w: 'left',
+    nw: 'up left',
+    'n-s': 'up down',
+    'e-w': 'left right',
+  };
+  /** A trailing word of an image's file name that names the state it is drawn in (`reply-hover.png`), not the icon. */
+  const STATE_SUFFIX = / (?:hover|hovered|active|focus|focused|pressed)$/;
+  /** Events whose listeners make an element clickable (recorded by installListenerProbe). */
+  const CLICK_EVENTS = ['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup'];
 
   /** A document being walked: where its viewport sits in the top viewport, and how much of it shows. */
   interface FrameInfo {
@@ -219,11 +249,24 @@ export function createPageRuntime() {
     return !(parent && (parent as HTMLElement).isContentEditable);
   }
 
+  /**
+   * Whether the page's scripts listen for clicks (or presses) on the element itself, as recorded by the
+   * init script installListenerProbe (absent where it was not installed). The document's html and body
+   * are left out: listeners there serve the whole page (delegation), not one control.
+   */
+  function listensForClicks(el: Element, tag: string): boolean {
+    if (tag === 'html' || tag === 'body') return false;
+    const win = el.ownerDocument.defaultView as (Window & { __webrlListeners?: WeakMap<EventTarget, Map<string, Set<unknown>>> }) | null;
+    const types = win?.__webrlListeners?.get(el);
+    return types !== undefined && CLICK_EVENTS.some((type) => (types.get(type)?.size ?? 0) > 0);
+  }
+
   function isClickable(el: Element, tag: string, style: CSSStyleDeclaration, parentPointer: boolean): boolean {
     if (INTERACTIVE_TAGS.has(tag)) return true;
     const role = el.getAttribute('role');
     if (role && INTERACTIVE_ROLES.has(role.trim().toLowerCase())) return true;
     if (el.hasAttribute('onclick') || typeof (el as HTMLElement).onclick === 'function') return true;
+    if (listensForClicks(el, tag)) return true;
     // The cursor inherits: only the element that introduces the pointer counts, not its descendants.
     if (style.cursor === 'pointer' && !parentPointer) return true;
     if (isEditableRoot(el)) return true;
@@ -339,9 +382,12 @@ export function createPageRuntime() {
     });
   }
 
-  /** webrl: the reference's clickable test; the cursor counts even when inherited, so ids sink to the innermost boxes. */
+  /**
+   * webrl: the reference's clickable test; the cursor counts even when inherited, so ids sink to the
+   * innermost boxes. Beyond the reference: an element the page's scripts listen on for clicks.
+   */
   function isClickableWebrl(el: Element, tag: string, style: CSSStyleDeclaration): boolean {
-    if ((el as HTMLElement).onclick != null || style.cursor === 'pointer') return true;
+    if ((el as HTMLElement).onclick != null || style.cursor === 'pointer' || listensForClicks(el, tag)) return true;
     const map = tag === 'img' ? el.getAttribute('usemap') : null;
     if (map && el.ownerDocument.querySelector(`map[name="${CSS.escape(map.replace(/^#/, ''))}"]`)) return true;
     const role = el.getAttribute('role');
@@ -451,7 +497,7 @@ export function createPageRuntime() {
     } catch {
       // Keep the raw name.
     }
-    return collapse(stem.replace(/[-_.]+/g, ' '));
+    return collapse(stem.replace(/[-_.]+/g, ' ')).replace(STATE_SUFFIX, '');
   }
 
   /** The icon an element shows through CSS (a background or mask image, or an image as its `content`), by file name. */
@@ -465,8 +511,24 @@ export function createPageRuntime() {
     return '';
   }
 
-  /** What names the icon `node` shows: a CSS image (its own or a pseudo-element's), an image file, an SVG symbol or an icon-font class. */
+  /** The icon an icon class names (`fa-cart` "cart", `ui-icon-triangle-1-n` "up arrow"); '' when no class does. */
+  function iconClassName(node: Element): string {
+    for (const token of Array.from(node.classList)) {
+      const match = ICON_CLASS.exec(token.toLowerCase());
+      if (!match || ICON_MODIFIER.test(match[1]!)) continue;
+      const direction = DIRECTIONAL_ICON.exec(match[1]!)?.[1];
+      return direction ? `${COMPASS[direction]} arrow` : collapse(match[1]!.replace(/[-_]+/g, ' '));
+    }
+    return '';
+  }
+
+  /**
+   * What names the icon `node` shows: an icon class first (a sprite sheet's file names every icon on it),
+   * then a CSS image (its own or a pseudo-element's), an image file or an SVG symbol.
+   */
   function imageName(node: Element, win: Window): string {
+    const named = iconClassName(node);
+    if (named) return named;
     for (const pseudo of [null, '::before', '::after']) {
       const name = cssImageName(win.getComputedStyle(node, pseudo));
       if (name) return name;
@@ -476,10 +538,6 @@ export function createPageRuntime() {
     if (tag === 'use') {
       const href = node.getAttribute('href') ?? node.getAttribute('xlink:href') ?? '';
       return collapse(href.slice(href.indexOf('#') + 1).replace(/[-_.]+/g, ' '));
-    }
-    for (const token of Array.from(node.classList)) {
-      const match = ICON_CLASS.exec(token.toLowerCase());
-      if (match && !ICON_MODIFIER.test(match[1]!)) return collapse(match[1]!.replace(/[-_]+/g, ' '));
     }
     return '';
   }
@@ -622,8 +680,10 @@ export function createPageRuntime() {
      * clicked; when a wrapper holds two or more, each gets an id instead of the wrapper (a toolbar, a list).
      */
     function pointerItem(el: Element, style: CSSStyleDeclaration, frame: FrameInfo): boolean {
-      if (style.display === 'inline' || style.display === 'contents') return false;
-      if (!allText(el) && !el.querySelector('img, svg') && style.backgroundImage === 'none') return false;
+      // An element drawn as an image with `content: url(...)` is an icon even when inline, as an <img> is.
+      const drawnImage = /url\(/.test(style.content);
+      if (!drawnImage && (style.display === 'inline' || style.display === 'contents')) return false;
+      if (!drawnImage && !allText(el) && !el.querySelector('img, svg') && style.backgroundImage === 'none') return false;
       return clickPoint(el, frame) !== null;
     }
 
@@ -748,12 +808,12 @@ export function createPageRuntime() {
     return search(topFrame());
   }
 
-  /** Where to click element `id` (scrolling it into view when needed); null when it is gone or covered. */
-  function locate(id: number): ClickTarget | null {
+  /** Where to click element `id` (scrolling it into view when needed and `scroll`); null when it is gone or covered. */
+  function locate(id: number, scroll = true): ClickTarget | null {
     const found = findMarked(id);
     if (!found) return null;
     const point = clickPoint(found.el, found.frame) ?? lineClickPoint(found.el, found.frame);
-    if (point) return point;
+    if (point || !scroll) return point;
     found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const again = findMarked(id);
     return again && (clickPoint(again.el, again.frame) ?? lineClickPoint(again.el, again.frame));
@@ -779,15 +839,17 @@ export function createPageRuntime() {
   }
 
   /**
-   * Scrolls by 2/3 of the viewport height: the document when it can move that way, otherwise the largest
-   * visible scrollable box that can (pages whose content scrolls inside a container).
+   * Scrolls by 2/3 of the height of what moves, so a third of what showed stays in view and nothing is
+   * skipped: the document (by the viewport's height) when it can move that way, otherwise the largest
+   * scrollable box that can (pages whose content scrolls inside a container), by that box's height.
+   * False when nothing can move that way.
    */
   function scroll(direction: 1 | -1): boolean {
-    const delta = direction * Math.round((window.innerHeight * 2) / 3);
     const canMove = (el: Element) => (direction > 0 ? el.scrollTop + el.clientHeight < el.scrollHeight - 1 : el.scrollTop > 0);
+    const share = (height: number) => direction * Math.max(1, Math.round((height * 2) / 3));
     const page = document.scrollingElement;
     if (page && canMove(page)) {
-      window.scrollBy({ top: delta, behavior: 'instant' });
+      window.scrollBy({ top: share(window.innerHeight), behavior: 'instant' });
       return true;
     }
     let best: Element | null = null;
@@ -802,7 +864,7 @@ export function createPageRuntime() {
         bestArea = area;
       }
     }
-    best?.scrollBy({ top: delta, behavior: 'instant' });
+    best?.scrollBy({ top: share(best.clientHeight), behavior: 'instant' });
     return best !== null;
   }
 
@@ -888,10 +950,141 @@ export function createPageRuntime() {
     });
   }
 
-  return { annotate, locate, selectOption, scroll, waitForQuiet };
+  /** Input types a keyboard types into as text. */
+  const KEYED_TYPES = new Set(['text', 'search', 'email', 'password', 'url', 'tel', 'number']);
+  /** Input types a browser edits through a picker, segments or a handle: their value is set whole. */
+  const PICKED_TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range']);
+  type FieldWindow = Window & { __webrlField?: Element };
+
+  function fieldKind(el: Element | null): FieldState['kind'] | null {
+    if (!el) return null;
+    if (el.localName === 'textarea') return 'keys';
+    if (el.localName === 'input') {
+      const type = (el as HTMLInputElement).type;
+      return KEYED_TYPES.has(type) ? 'keys' : PICKED_TYPES.has(type) ? 'picker' : null;
+    }
+    return (el as HTMLElement).isContentEditable ? 'keys' : null;
+  }
+
+  function fieldStateOf(el: Element): FieldState {
+    const kind = fieldKind(el) ?? 'keys';
+    if (el.localName === 'input') return { kind, type: (el as HTMLInputElement).type, value: (el as HTMLInputElement).value };
+    if (el.localName === 'textarea') return { kind, type: 'textarea', value: (el as HTMLTextAreaElement).value };
+    return { kind, type: 'contenteditable', value: (el as HTMLElement).innerText };
+  }
+
+  /** The focused element, looking into same-origin iframes. */
+  function deepActiveElement(): Element | null {
+    let el = document.activeElement;
+    while (el && el.localName === 'iframe') {
+      let inner: Element | null = null;
+      try {
+        inner = (el as HTMLIFrameElement).contentDocument?.activeElement ?? null;
+      } catch {
+        return el;
+      }
+      if (!inner) return el;
+      el = inner;
+    }
+    return el;
+  }
+
+  /**
+   * After a Type action's click on element `id`: the text field that has focus, or element `id` itself
+   * (focused now) when it is one and the click left focus elsewhere; null when neither is a text field.
+   * The field is remembered for fieldState and setFieldValue.
+   */
+  function focusField(id: number): FieldState | null {
+    let el = deepActiveElement();
+    if (!fieldKind(el)) {
+      const marked = findMarked(id)?.el ?? null;
+      if (!marked || !fieldKind(marked)) return null;
+      (marked as HTMLElement).focus();
+      el = marked;
+    }
+    (window as FieldWindow).__webrlField = el!;
+    return fieldStateOf(el!);
+  }
+
+  /** The remembered field as it is now; null when it left the page. */
+  function fieldState(): FieldState | null {
+    const el = (window as FieldWindow).__webrlField;
+    return el?.isConnected ? fieldStateOf(el) : null;
+  }
+
+  /** A CSS colour (`red`, `#f00`, `rgb(255 0 0)`) as a colour input's value (`#ff0000`); null when it is none. */
+  function colourValue(doc: Document, colour: string): string | null {
+    const context = doc.createElement('canvas').getContext('2d');
+    if (!context) return null;
+    const read = (fallback: string) => {
+      context.fillStyle = fallback;
+      context.fillStyle = colour.trim();
+      return String(context.fillStyle);
+    };
+    const value = read('#000000');
+    // An unknown colour leaves the fallback in place: with two fallbacks it cannot pass unseen.
+    return value === read('#ffffff') && /^#[0-9a-f]{6}$/.test(value) ? value : null;
+  }
+
+  /**
+   * Sets the remembered picker field's value whole, as its picker would (the prototype's setter, so
+   * frameworks that track the value see it, then input and change events), and returns the value asked
+   * for (a colour in the input's syntax) and the field as it is now; null when the field left the page.
+   */
+  function setFieldValue(value: string): { wanted: string; field: FieldState } | null {
+    const el = (window as FieldWindow).__webrlField as HTMLInputElement | undefined;
+    if (!el?.isConnected) return null;
+    const wanted = el.type === 'color' ? (colourValue(el.ownerDocument, value) ?? value) : value;
+    const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el) as object, 'value')?.set;
+    if (setter) setter.call(el, wanted);
+    else el.value = wanted;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { wanted, field: fieldStateOf(el) };
+  }
+
+  return { annotate, locate, selectOption, scroll, waitForQuiet, focusField, fieldState, setFieldValue };
 }
 
 export type PageRuntime = ReturnType<typeof createPageRuntime>;
+
+/**
+ * Runs in every document of an episode's browser context before the page's own scripts (pageCall.ts
+ * serialises it like the runtime): records, per element, the listeners the page's scripts add for each
+ * event type (`addEventListener`, which jQuery's bindings use too), so the annotation can give an id to
+ * a control that is clickable only through a script (a `<span>` icon with a click handler).
+ */
+export function installListenerProbe(): void {
+  if ('__webrlListeners' in window) return;
+  const listeners = new WeakMap<EventTarget, Map<string, Set<unknown>>>();
+  Object.defineProperty(window, '__webrlListeners', { value: listeners, enumerable: false });
+  const prototype = EventTarget.prototype;
+  const nativeAdd = prototype.addEventListener;
+  const nativeRemove = prototype.removeEventListener;
+  prototype.addEventListener = function (
+    this: EventTarget,
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ) {
+    if (listener) {
+      const types = listeners.get(this) ?? new Map<string, Set<unknown>>();
+      listeners.set(this, types);
+      if (!types.has(type)) types.set(type, new Set());
+      types.get(type)!.add(listener);
+    }
+    return nativeAdd.call(this, type, listener, options);
+  };
+  prototype.removeEventListener = function (
+    this: EventTarget,
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ) {
+    if (listener) listeners.get(this)?.get(type)?.delete(listener);
+    return nativeRemove.call(this, type, listener, options);
+  };
+}
 
 /**
  * Runs in every document of an episode's browser context before the page's own scripts (pageCall.ts

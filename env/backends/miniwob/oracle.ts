@@ -4,22 +4,14 @@
  * matchers the oracle policy resolves against each step's observation (browser/policies/oracle.ts).
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
-import type { ElementMatcher, Observation, ObservedElement, OracleStep } from '../../../browser/contract';
-
-type Solver = (intent: string, observation: Observation) => OracleStep[] | undefined;
+import type { ElementMatcher, Observation, OracleStep } from '../../../browser/contract';
+import { matcherAt, type Solver } from './oracles/solver';
+import { WIDGET_SOLVERS } from './oracles/widgets';
 
 const quoted = (intent: string): string[] => Array.from(intent.matchAll(/"([^"]*)"/g), (m) => m[1]!);
 const click = (target: ElementMatcher): OracleStep => ({ action: 'Click', target });
 const type = (target: ElementMatcher, argument: string): OracleStep => ({ action: 'Type', target, argument });
 const submit = click({ tag: 'button', text: 'Submit' });
-
-/** A matcher for the element with observation id `id`: its tag and its place among the elements of that tag. */
-function matcherAt(observation: Observation, id: number): ElementMatcher | undefined {
-  const element = observation.elements.find((e) => e.id === id);
-  if (!element) return undefined;
-  const sameTag = observation.elements.filter((e: ObservedElement) => e.tag === element.tag);
-  return { tag: element.tag, nth: sameTag.indexOf(element) };
-}
 
 /** The element the observation labels `label` (a checkbox or radio button by its label's text). */
 function labelled(observation: Observation, label: string): ElementMatcher | undefined {
@@ -132,6 +124,7 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
     const nth = ORDINALS[/the (\w+) input textbox/.exec(intent)?.[1] ?? ''];
     return nth === undefined ? undefined : [click({ tag: 'input', nth })];
   },
+  ...WIDGET_SOLVERS,
   'login-user': (intent) => {
     const [username, password] = quoted(intent);
     if (username === undefined || password === undefined) return undefined;
@@ -142,7 +135,7 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
 export const ORACLE_TASK_TYPES: readonly string[] = Object.keys(SOLVERS);
 
 /** The oracle plan of one task, if its type has a solver that can read this instance. */
-export function solveMiniwob(taskType: string, intent: string, observation: Observation): OracleStep[] | undefined {
+export function solveMiniwob(taskType: string, intent: string, observation: Observation, scrolled: readonly Observation[] = []): OracleStep[] | undefined {
   const solver = SOLVERS[taskType];
-  return solver ? solver(intent, observation) : undefined;
+  return solver ? solver(intent, observation, scrolled) : undefined;
 }

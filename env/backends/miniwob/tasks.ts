@@ -5,8 +5,10 @@
  * text MiniWoB++'s Python environment gives an agent); the same observation feeds the task type's oracle
  * solver (oracle.ts), whose plan the task carries. A worker loads each split once.
  */
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { observe, VIEWPORT } from '../../../browser/observe';
+import type { Observation } from '../../../browser/contract';
+import { callPage, PAGE_PROBE_SCRIPT } from '../../../browser/pageCall';
 import { CHROMIUM_ARGS, ensureChromium } from '../../../infra/tools';
 import { serveDirectory } from '../../../browser/staticServer';
 import type { EnvironmentTask, Split } from '../contract';
@@ -34,6 +36,19 @@ export function splitRefs(settings: MiniwobSettings, split: Split): MiniwobTaskR
   return refs;
 }
 
+/** At most this many Scroll Downs are read for a solver: MiniWoB++'s longest lists take four. */
+const MAX_SCROLLED_VIEWS = 8;
+
+/**
+ * What an agent sees after each Scroll Down from the start page, until nothing moves: content a scrolling
+ * box hides at the start (a list below the fold) is then in the solver's reach, read from observations only.
+ */
+async function scrolledViews(page: Page): Promise<Observation[]> {
+  const views: Observation[] = [];
+  while (views.length < MAX_SCROLLED_VIEWS && (await callPage(page, 'scroll', 1))) views.push(await observe(page));
+  return views;
+}
+
 /** Loads each task's page seeded, reads its instruction and plans its oracle solution (a few pages at a time). */
 export async function loadMiniwobTasks(
   refs: readonly MiniwobTaskRef[],
@@ -52,6 +67,8 @@ export async function loadMiniwobTasks(
         const ref = refs[i]!;
         const context = await browser.newContext({ viewport: VIEWPORT });
         try {
+          // The probes an episode's executor installs: the solver reads the observation an episode sees.
+          await context.addInitScript(PAGE_PROBE_SCRIPT);
           await prepareMiniwobContext(context, ref.seed, timeLimitMs);
           const page = await context.newPage();
           await page.goto(`${server.url}/miniwob/${ref.type}.html?seed=${ref.seed}`, { waitUntil: 'load' }).catch((error: Error) => {
@@ -59,7 +76,8 @@ export async function loadMiniwobTasks(
           });
           const intent = await startedQuery(page, ref);
           if (!intent) throw new Error(`the MiniWoB++ page ${ref.type}.html (seed ${ref.seed}) shows no instruction`);
-          const plan = solveMiniwob(ref.type, intent, await observe(page));
+          const start = await observe(page);
+          const plan = solveMiniwob(ref.type, intent, start, await scrolledViews(page));
           tasks[i] = {
             task_id: miniwobTaskId(ref),
             sites: ['miniwob'],
