@@ -154,9 +154,10 @@ export class ActionExecutor {
       case 'Search': {
         const located = await callPage(page, 'locate', action.element);
         if (!located) return `element ${action.element} is not on the page or is covered`;
+        const moved = performance.now();
         await page.mouse.move(located.x, located.y);
         if (action.kind === 'Hover') return undefined;
-        const point = await this.pointAfterHover(page, action.element, located);
+        const point = await this.pointAfterHover(page, action.element, moved);
         if (!point) return `element ${action.element} is not on the page or is covered once the pointer is over it`;
         if (action.kind === 'Click' && point.opensTab) {
           // The new tab's 'page' event can arrive after the old page looks settled on a busy machine,
@@ -202,14 +203,12 @@ export class ActionExecutor {
   }
 
   /**
-   * Where to click element `id` now that the pointer rests over it at `before`: a page may redraw a control
-   * on hover (an icon whose `:hover` image loads only then, its box empty meanwhile), so when the element
-   * no longer answers at the same point the page settles and the element is located again.
+   * Where to click element `id` now that the pointer rests over it: a page may redraw a control on hover
+   * (an icon whose `:hover` image loads only then, its box empty meanwhile), so the page settles (without
+   * the profile's minimum wait) and the element is located again.
    */
-  private async pointAfterHover(page: Page, id: number, before: ClickTarget): Promise<ClickTarget | null> {
-    const now = await callPage(page, 'locate', id, false);
-    if (now && now.x === before.x && now.y === before.y) return now;
-    await settle(page, this.network, performance.now(), this.options.settle);
+  private async pointAfterHover(page: Page, id: number, since: number): Promise<ClickTarget | null> {
+    await settle(page, this.network, since, { ...this.options.settle, minWaitMs: 0 });
     return callPage(page, 'locate', id);
   }
 

@@ -808,12 +808,12 @@ export function createPageRuntime() {
     return search(topFrame());
   }
 
-  /** Where to click element `id` (scrolling it into view when needed and `scroll`); null when it is gone or covered. */
-  function locate(id: number, scroll = true): ClickTarget | null {
+  /** Where to click element `id` (scrolling it into view when needed); null when it is gone or covered. */
+  function locate(id: number): ClickTarget | null {
     const found = findMarked(id);
     if (!found) return null;
     const point = clickPoint(found.el, found.frame) ?? lineClickPoint(found.el, found.frame);
-    if (point || !scroll) return point;
+    if (point) return point;
     found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const again = findMarked(id);
     return again && (clickPoint(again.el, again.frame) ?? lineClickPoint(again.el, again.frame));
