@@ -136,7 +136,20 @@ function viewsShowing(control: Control): Control['shown'] {
 }
 
 const scrollDown: OracleStep = { action: 'Scroll Down' };
-const scrolls = (n: number): OracleStep[] => Array.from({ length: n }, () => scrollDown);
+
+/**
+ * The steps from the start to view `to` of `views`: a Scroll Down each, and after every fourth in a row a
+ * hover over an element of the view reached, which keeps a long run from reading as a stuck agent.
+ */
+function scrolls(views: readonly Observation[], to: number): OracleStep[] {
+  const steps: OracleStep[] = [];
+  for (let k = 1; k <= to; k++) {
+    const first = views[k - 1]!.elements[0];
+    if (k > 1 && (k - 1) % MAX_SAME_ACTIONS === 0 && first) steps.push({ action: 'Hover', target: matcherAt(views[k - 1]!, first.id)! });
+    steps.push(scrollDown);
+  }
+  return steps;
+}
 
 /** social-media's "more" menu, in order; an item is 17 px tall, the first 17 px below the top of the "more" icon. */
 const MENU = ['Share via DM', 'Copy link to Tweet', 'Embed Tweet', 'Mute', 'Block', 'Report'];
@@ -155,7 +168,7 @@ const socialMedia: Solver = (intent, observation, scrolled) => {
   const icon = mine.find((c) => c.name === action.toLowerCase());
   if (icon) {
     const at = viewsShowing(icon)[0]!;
-    return [...scrolls(at.view), { action: 'Click', target: matcherAt(views[at.view]!, at.id)! }];
+    return [...scrolls(views, at.view), { action: 'Click', target: matcherAt(views[at.view]!, at.id)! }];
   }
   const item = MENU.indexOf(action);
   const more = mine.find((c) => c.name === 'more');
@@ -163,7 +176,7 @@ const socialMedia: Solver = (intent, observation, scrolled) => {
   const pick = (text: string): ElementMatcher => ({ tag: 'li', textIncludes: text });
   for (const at of viewsShowing(more)) {
     const centre = at.y + MENU_ITEM_PX * (item + 1) + MENU_ITEM_PX / 2;
-    const open: OracleStep[] = [...scrolls(at.view), { action: 'Click', target: matcherAt(views[at.view]!, at.id)! }];
+    const open: OracleStep[] = [...scrolls(views, at.view), { action: 'Click', target: matcherAt(views[at.view]!, at.id)! }];
     if (centre < BOX_BOTTOM - 2) return [...open, { action: 'Click', target: pick(action) }];
     // One more Scroll Down once the menu is open: by two thirds of the box, or what is left below (the menu lengthens the list).
     const menuBottom = at.y + MENU_ITEM_PX * (MENU.length + 1);
@@ -187,8 +200,14 @@ const socialMediaMany: Solver = (intent, observation, scrolled) => {
   const chosen = amount === 'all' ? wanted : wanted.slice(0, Number(amount));
   if (amount !== 'all' && chosen.length < Number(amount)) return undefined;
   const steps: OracleStep[] = [];
+  let run = 0;
   for (const [k, view] of views.entries()) {
-    if (k > 0) steps.push(scrollDown);
+    if (k > 0) {
+      const first = views[k - 1]!.elements[0];
+      if (run === MAX_SAME_ACTIONS && first) steps.push({ action: 'Hover', target: matcherAt(views[k - 1]!, first.id)! });
+      steps.push(scrollDown);
+      run = steps.at(-2)?.action === 'Scroll Down' ? run + 1 : 1;
+    }
     for (const control of chosen) {
       const at = viewsShowing(control)[0]!;
       if (at.view === k) steps.push({ action: 'Click', target: matcherAt(view, at.id)! });
