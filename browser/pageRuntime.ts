@@ -102,9 +102,9 @@ export function createPageRuntime() {
   /** Icon class names (`fa-cart`, `icon-search`, jQuery UI's `ui-icon-close`) and the modifiers among them that name no icon. */
   const ICON_CLASS = /^(?:fa[a-z]?|icons?|glyphicon|bi|mdi|ti|ion|la|ui-icon)-(.+)$/;
   const ICON_MODIFIER = /^(?:lg|xs|sm|\d+x|fw|solid|regular|light|brands|inverse|spin|pulse|border|stack.*)$/;
-  /** A directional icon's name (jQuery UI's `triangle-1-n`, `circle-arrow-e`, `carat-2-n-s`): its kind and compass point. */
+  /** A directional icon's name (jQuery UI's `triangle-1-n`, `circle-arrow-e`, `caret-1-e`): its kind and compass point. */
   const DIRECTIONAL_ICON =
-    /^(?:circle-|circlesmall-)?(?:triangle|arrow|arrowthick|arrowstop|arrowthickstop|carat|arrowreturn|arrowreturnthick)(?:-\d)?-(n|ne|e|se|s|sw|w|nw|n-s|e-w)$/;
+    /^(?:circle-|circlesmall-)?(?:triangle|arrow|arrowthick|arrowstop|arrowthickstop|carat|caret|arrowreturn|arrowreturnthick)(?:-\d)?-(n|ne|e|se|s|sw|w|nw|n-s|e-w)$/;
   const COMPASS: Record<string, string> = {
     n: 'up',
     ne: 'up right',
@@ -517,7 +517,9 @@ export function createPageRuntime() {
       const match = ICON_CLASS.exec(token.toLowerCase());
       if (!match || ICON_MODIFIER.test(match[1]!)) continue;
       const direction = DIRECTIONAL_ICON.exec(match[1]!)?.[1];
-      return direction ? `${COMPASS[direction]} arrow` : collapse(match[1]!.replace(/[-_]+/g, ' '));
+      if (direction) return `${COMPASS[direction]} arrow`;
+      // jQuery UI's close icon is `closethick` (its other weight `close`).
+      return collapse(match[1]!.replace(/thick$/, '').replace(/[-_]+/g, ' '));
     }
     return '';
   }

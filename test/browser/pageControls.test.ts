@@ -198,7 +198,7 @@ describe('3-5. icons and script-bound controls', () => {
         assert.equal(idOf(o, 'unbound'), undefined);
         assert.equal(idOf(o, 'removed'), undefined);
         assert.equal(idNamed(o, 'reply'), idOf(o, 'bound'), 'named after its image; the hover image does not rename it');
-        for (const icon of ['star', 'delete', 'up arrow', 'down arrow']) assert.ok(idNamed(o, icon) !== undefined, `${icon} in ${o.html}`);
+        for (const icon of ['star', 'delete', 'up arrow', 'down arrow', 'close']) assert.ok(idNamed(o, icon) !== undefined, `${icon} in ${o.html}`);
         assert.doesNotMatch(o.html, /ui icons/);
         assert.equal((await executor.execute({ kind: 'Click', element: idOf(o, 'bound')! })).ok, true);
         assert.match((await executor.observe()).html, /replied/);
