@@ -48,6 +48,22 @@ export interface ExperienceRow {
   trajectoryReward?: number;
 }
 
+/** A trajectory's steps as experience: the reward on its last step, WebRL's Monte-Carlo return on each. */
+export function experienceRowsOf(record: Pick<TrajectoryRecord, 'taskId' | 'traceKey' | 'rounds'>, reward: number): ExperienceRow[] {
+  return record.rounds.map((round, t) => ({
+    taskId: record.taskId,
+    state: round.state,
+    response: round.response,
+    nextState: record.rounds[t + 1]?.state ?? null,
+    reward: t === record.rounds.length - 1 ? reward : 0,
+    mcReturn: monteCarloReturn(reward, t, record.rounds.length),
+    traceId: record.traceKey,
+    step: t,
+    steps: record.rounds.length,
+    trajectoryReward: reward,
+  }));
+}
+
 export function createTrainActivities(deps: { ctx: CampaignContext; roles: RolesFor }): Omit<TrainActivities, 'deployModels'> {
   const { ctx, roles } = deps;
 
@@ -184,19 +200,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const successes: ExperienceRow[] = [];
         const failed: EnvironmentTask[] = [];
         for (const reward of rewards) {
-          const record = await ctx.store.getJson<TrajectoryRecord>(reward.trajectoryKey);
-          const steps = record.rounds.map((round, t): ExperienceRow => ({
-            taskId: record.taskId,
-            state: round.state,
-            response: round.response,
-            nextState: record.rounds[t + 1]?.state ?? null,
-            reward: t === record.rounds.length - 1 ? reward.reward : 0,
-            mcReturn: monteCarloReturn(reward.reward, t, record.rounds.length),
-            traceId: record.traceKey,
-            step: t,
-            steps: record.rounds.length,
-            trajectoryReward: reward.reward,
-          }));
+          const steps = experienceRowsOf(await ctx.store.getJson<TrajectoryRecord>(reward.trajectoryKey), reward.reward);
           current.push(...steps);
           if (reward.reward === 1) successes.push(...steps);
           else if (tasks.has(reward.taskId)) failed.push(tasks.get(reward.taskId)!);
