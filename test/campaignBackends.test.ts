@@ -284,7 +284,7 @@ describe('campaign activities with remote model backends', () => {
       [1, 0, 0],
     );
     assert.ok(rewards.every((r) => r.rewardFrom === 'orm'));
-    assert.ok(rewards[0]!.pYes > 0.9 && rewards[1]!.pYes < 0.1);
+    assert.ok(rewards[0]!.pYes! > 0.9 && rewards[1]!.pYes! < 0.1);
     const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'rewards-failures.json'));
     assert.equal(failures.length, 1);
     assert.equal(failures[0]!.item, rows[2]!.trajectoryKey);
@@ -294,7 +294,7 @@ describe('campaign activities with remote model backends', () => {
     assert.match(userText(orm.requests[0]!), /^The User Intent:\n/);
   });
 
-  test('with campaign.reward = evaluator, graded trajectories take their score and ungraded ones the ORM verdict', async () => {
+  test('with campaign.reward = evaluator, graded trajectories take their score unjudged and ungraded ones the ORM verdict', async () => {
     const orm = await chatOrm();
     const { scope: phase } = await scope({ campaign: { reward: 'evaluator' }, models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
     const { shard } = await rolloutShard(phase, [
@@ -316,8 +316,13 @@ describe('campaign activities with remote model backends', () => {
       ],
     );
     assert.equal(result.successes, 2);
-    assert.ok(rewards[0]!.pYes > 0.9, 'the ORM still judges what the evaluator rewards, so its accuracy stays measured');
-    assert.equal(orm.requests.length, 3);
+    assert.deepEqual(
+      rewards.map((r) => r.pYes === null),
+      [true, true, false],
+      'the reward does not need the ORM on graded trajectories: it does not judge them',
+    );
+    assert.equal(orm.requests.length, 1);
+    assert.match(userText(orm.requests[0]!), /Buy the blue mug/);
   });
 
   test('the external trainer trains the critic under the standard key; a non-zero exit fails clearly', async () => {
@@ -447,7 +452,7 @@ describe('campaign activities with remote model backends', () => {
         async train(spec, target) {
           trained.push({ spec, target });
           const object = await stack.store.putJson(target.key, { trainedBy: 'fake', data: spec.data.key });
-          return { steps: 3, objects: [object] };
+          return { steps: 3, objects: [object], metrics: null };
         },
       },
       taskGenerator: undefined,
