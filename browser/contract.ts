@@ -103,6 +103,14 @@ export interface PreparedEpisode {
    * score, or the score with what the evaluator saw.
    */
   evaluate(page: Page, answer: string | null): Promise<number | ScoredEpisode>;
+  /**
+   * Optional: whether the environment has ended the episode on `page` (MiniWoB++: the page's own end of
+   * episode, at the first decisive action). Asked after every executed action; once it answers true the
+   * episode stops there and is evaluated, so nothing after the end is a step. Without it, only the agent
+   * (exit) or the episode's limits end an episode (WebArena's convention, kept by the embedded and
+   * webarena backends).
+   */
+  ended?(page: Page): Promise<boolean>;
   /** Drops the episode's state; called once, after evaluate. */
   dispose(): Promise<void>;
 }

@@ -1,8 +1,9 @@
 /**
  * One episode: the environment prepares the context and names the start URL; then observe -> policy ->
- * parse -> execute, until the agent exits, 30 steps pass, 5 replies in a row fail to parse, 5 identical
- * actions come in a row (the 5th is not executed), or the episode's deadline passes. The environment's
- * evaluator then scores the final page with the last exit message.
+ * parse -> execute, until the agent exits, the environment says its episode is over (after an executed
+ * action: `PreparedEpisode.ended`), 30 steps pass, 5 replies in a row fail to parse, 5 identical actions
+ * come in a row (the 5th is not executed), or the episode's deadline passes. The environment's evaluator
+ * then scores the final page with the last exit message.
  *
  * A browser, page, environment or model endpoint that breaks ends the episode as an INFRASTRUCTURE
  * failure (`infraFailure: true`, not scored) so the caller retries it; everything else is the agent's
@@ -36,7 +37,8 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeOptions = {
   screenshots: false,
 };
 
-export type AgentEndReason = 'exit' | 'max_steps' | 'parse_failures' | 'repeated_actions' | 'deadline' | 'policy_error';
+/** How the episode's own part ended: by the agent, its limits, or the environment (`environment_ended`). */
+export type AgentEndReason = 'exit' | 'environment_ended' | 'max_steps' | 'parse_failures' | 'repeated_actions' | 'deadline' | 'policy_error';
 export type EndReason = AgentEndReason | InfrastructureReason;
 
 export interface EpisodeOutcome {
@@ -120,6 +122,7 @@ async function askPolicy(policy: Policy, input: Omit<Parameters<Policy['act']>[0
 
 async function agentLoop(
   request: EpisodeRequest,
+  prepared: PreparedEpisode,
   executor: ActionExecutor,
   options: EpisodeOptions,
   traceId: string,
@@ -183,8 +186,19 @@ async function agentLoop(
     step.execution = result.ok ? { ok: true } : { ok: false, ...(result.error === undefined ? {} : { error: result.error }) };
     step.timings.actionMs = result.actionMs;
     step.timings.settleMs = result.settleMs;
+    // What the agent does after the environment's end would be trained and counted as if it mattered.
+    if (await environmentEnded(prepared, executor, options)) return { reason: 'environment_ended', answer: null };
   }
   return { reason: 'max_steps', answer: null };
+}
+
+/** Whether the environment says the episode is over (false for one that never says). */
+async function environmentEnded(prepared: PreparedEpisode, executor: ActionExecutor, options: EpisodeOptions): Promise<boolean> {
+  if (!prepared.ended) return false;
+  const what = 'reading whether the environment ended the episode';
+  return withTimeout(prepared.ended(executor.page), options.executor.stepTimeoutMs, what).catch((error: unknown) => {
+    throw asInfrastructure(error, 'environment_error', what);
+  });
 }
 
 function asInfrastructure(error: unknown, fallback: InfrastructureReason, what: string): InfrastructureError {
@@ -217,7 +231,7 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
       throw asInfrastructure(error, 'environment_error', 'preparing the episode');
     });
     executor = await ActionExecutor.open(context, prepared.startUrl, options.executor);
-    const end = await agentLoop(request, executor, options, traceId, deadline, steps);
+    const end = await agentLoop(request, prepared, executor, options, traceId, deadline, steps);
     Object.assign(outcome, { reason: end.reason, answer: end.answer }, end.detail === undefined ? {} : { detail: end.detail });
     if (end.reason !== 'policy_error') {
       const page = executor.page;

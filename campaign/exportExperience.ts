@@ -13,7 +13,7 @@
  */
 import type { ArtifactStore } from '../storage/artifactStore';
 import { StoragePermanentError } from '../storage/errors';
-import { stepRecordOf } from '../activities/campaign/trainingRecords';
+import { replayedSource, stepRecordOf } from '../activities/campaign/trainingRecords';
 import { createPromptBuilder } from '../browser/policies/promptBudget';
 import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import type { ExperienceRow } from '../activities/campaign/trainActivities';
@@ -63,7 +63,7 @@ export async function phaseExperience(
   const firstReplayed = rows.length - manifest.data.summary.replayedSteps;
   // Phases stored without records predate prompt formats: their actor read the released checkpoints' prompt.
   const scope = { campaignId, phase, gamma, prompts: createPromptBuilder(webrlLlama3Format) };
-  const records = await Promise.all(rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? 'replay' : 'rollout', null, scope)));
+  const records = await Promise.all(rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? replayedSource(row) : 'rollout', null, scope)));
   return { rows, records };
 }
 
@@ -79,7 +79,7 @@ function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): WebRLExper
     mc_return: record.mcReturn,
     task: record.state.intent,
     trajectory_reward: score >= 0.5 ? 1 : 0,
-    ...(record.source === 'replay' && record.rank !== null ? { rank_score: record.rank } : {}),
+    ...(record.source !== 'rollout' && record.rank !== null ? { rank_score: record.rank } : {}),
   };
 }
 
@@ -93,7 +93,7 @@ export function webrlTrainerData(rows: ExperienceRow[], records: TrainingStepRec
   if (flat) return items;
   const trajectories = new Map<string, { step: number; item: WebRLExperienceItem }[]>();
   records.forEach((record, i) => {
-    if (record.source === 'replay') return;
+    if (record.source !== 'rollout') return;
     const steps = trajectories.get(record.traceId) ?? [];
     steps.push({ step: record.step, item: items[i]! });
     trajectories.set(record.traceId, steps);

@@ -87,7 +87,7 @@ async function phaseTrajectories(store: ArtifactStore, owner: string, phase: num
 
 function judgement(entry: TrajectoryEntry): string[] {
   const { record, reward } = entry;
-  const orm = reward ? `${verdict(reward.pYes).reward ? 'YES' : 'NO'} (P(YES) ${reward.pYes.toFixed(3)})` : '-';
+  const orm = reward && reward.pYes !== null ? `${verdict(reward.pYes).reward ? 'YES' : 'NO'} (P(YES) ${reward.pYes.toFixed(3)})` : '-';
   const score = record.graded ? `<span class="${record.score === 1 ? 'ok' : 'bad'}">${record.score}</span>` : 'ungraded';
   return [orm, reward ? String(reward.reward) : '-', score];
 }

@@ -6,6 +6,7 @@
 import type { CarryOver, DatasetRef, PhaseSummary } from '../workflows/campaignTypes';
 import type { ArtifactStore, Manifest } from '../storage/artifactStore';
 import type { ServedModels } from '../activities/campaign/contract';
+import type { TrainerMetrics } from '../models/train/trainerMetrics';
 import { phaseKey } from '../storage/keys';
 
 export interface PhaseManifestData {
@@ -23,6 +24,11 @@ export interface PhaseManifestData {
   };
   /** The served name of the phase's actor and its checkpoint (models.serving other than none). */
   served?: ServedModels;
+  /**
+   * What training the phase's actor did (steps taken and skipped, positive rows by source, KL per token);
+   * null when the phase did not train it or its trainer did not tell. Absent in phases published before it existed.
+   */
+  training?: { actor: TrainerMetrics | null };
   /** Set when the phase was published by another campaign and taken over by a fork of it. */
   forkedFrom?: { campaign: string; phase: number };
 }

@@ -12,18 +12,41 @@ const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /**
  * How often the ORM's verdict (P(YES) >= 0.5) matched the evaluator on a phase's rollouts, over the
- * trajectories whose task has an evaluator; null when none has. Rows written before rewards recorded
+ * trajectories whose task has an evaluator and that the ORM judged; null when none has. Rows written before rewards recorded
  * `graded` count as graded.
  */
 export async function ormAgreement(store: ArtifactStore, phase: PhaseManifestData): Promise<number | null> {
   let graded = 0;
   let agreed = 0;
   for await (const row of store.readJsonl<RewardRow>(phase.artifacts.rewards.key)) {
-    if (row.graded === false) continue;
+    // Not graded, or not judged (the evaluator's score was the reward): nothing to compare.
+    if (row.graded === false || row.pYes === null) continue;
     graded++;
     if (verdict(row.pYes).reward === row.score) agreed++;
   }
   return graded === 0 ? null : agreed / graded;
+}
+
+const number = (x: number) => (Math.abs(x) >= 0.001 || x === 0 ? x.toFixed(3) : x.toExponential(1));
+
+/**
+ * What training each phase's actor did (the manifests' `training`), one line per phase: optimizer steps
+ * taken and batches skipped (no loss row), positive rows by source, KL per token; n/a where the trainer did not tell.
+ */
+export function renderActorTrainingText(phases: PhaseManifestData[]): string {
+  const lines = phases.map((phase) => {
+    const name = phase.phase === 0 ? 'phase 0 (SFT)' : `phase ${phase.phase}`;
+    const metrics = phase.training?.actor;
+    if (!metrics) return `${name}: n/a (the actor was not trained, or its trainer did not tell)`;
+    const skipped = metrics.skippedSteps === null ? 'skipped n/a' : `${metrics.skippedSteps} skipped (no loss row)`;
+    const rows = metrics.positiveRows;
+    const positive = rows
+      ? `positive rows ${rows.success} / ${rows.rollout} / ${rows.replay} / ${rows.demonstration} of ${metrics.rows}`
+      : `${metrics.rows} rows, positive rows by source n/a`;
+    const kl = metrics.klPerToken ? `KL/token mean ${number(metrics.klPerToken.mean)}, max |${number(metrics.klPerToken.maxAbs)}|` : 'KL/token n/a';
+    return `${name}: ${metrics.objective}, ${metrics.optimizerSteps} optimizer steps, ${skipped}; ${positive}; ${kl}`;
+  });
+  return ["actor training (positive rows: this phase's successes / other rollouts / replay / demonstrations)", ...lines].join('\n');
 }
 
 /** The per-phase table; `agreement` (ormAgreement of each summary's phase) adds the ORM-vs-evaluator column. */

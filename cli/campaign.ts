@@ -19,7 +19,7 @@ import {
 import { readPhaseManifests } from '../campaign/manifest';
 import { writeHtmlReport } from '../campaign/htmlReport';
 import { runMainJob } from '../campaign/mainJob';
-import { ormAgreement, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
+import { ormAgreement, renderActorTrainingText, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
 import { loadSettings, type Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
@@ -89,7 +89,7 @@ export async function writeReport(settings: Settings, name: string, out: { svg: 
     const summaries = manifests.map((m) => m.data.summary);
     await writeFile(out.svg, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
     const agreement = await Promise.all(manifests.map((m) => ormAgreement(store, m.data)));
-    const lines = [renderPhaseTableText(summaries, agreement), '', `chart: ${out.svg}`];
+    const lines = [renderPhaseTableText(summaries, agreement), '', renderActorTrainingText(manifests.map((m) => m.data)), '', `chart: ${out.svg}`];
     if (out.html) {
       const html = await writeHtmlReport(store, name, out.html);
       if (html) lines.push(`HTML report (${html.trajectories} trajectories, ${html.screenshots} screenshots): ${html.index}`);

@@ -42,6 +42,13 @@ export const ConfigSchema = z
     // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
     const { environment } = config.campaign;
     for (const issue of backendNamed(environment.backend).configIssues?.(config, environment) ?? []) ctx.addIssue({ code: 'custom', ...issue });
+    if (config.campaign.training.replayDemonstrations && environment.demonstrationTasks === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['campaign', 'training', 'replayDemonstrations'],
+        message: 'phase 0 collects no demonstrations to replay: campaign.environment.demonstrationTasks is 0',
+      });
+    }
     // The actor's chat template must render before anything runs (schema.ts cannot read files: the workflow bundle imports it).
     // A model `stack.llm` serves is provisioned by the main job, so its files are checked there, once they exist.
     const actor = config.models.actor;

@@ -240,6 +240,11 @@ export const TrainingSchema = z.strictObject({
   checkpointEvery: z.number().int().min(1).default(200),
   /** Discount of the Monte-Carlo returns in training records and given to an external trainer (WebRL: 0.9). */
   gamma: z.number().gt(0).max(1).default(0.9),
+  /**
+   * The replay buffer starts with phase 0's oracle demonstrations (the SFT data), so RL phases replay them
+   * like earlier successes (perplexity band and cap alike). Unset: off, and a frozen config stays as it was.
+   */
+  replayDemonstrations: z.boolean().optional(),
 });
 
 /** The campaign's own fields before `environment` (its union is built in campaignConfig.ts) and `training`. */

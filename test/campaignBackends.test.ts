@@ -14,21 +14,34 @@ import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
 import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
-import type { RewardRow } from '../activities/campaign/trainActivities';
+import type { ExperienceRow, RewardRow } from '../activities/campaign/trainActivities';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import type { ModelRoles, TrainingTarget, TrainSpec } from '../activities/campaign/roles';
-import { trainingRecordsKey } from '../models/train/trainingRecord';
+import type { PhaseManifestData } from '../campaign/manifest';
+import { renderActorTrainingText } from '../campaign/report';
+import type { TrainerMetrics } from '../models/train/trainerMetrics';
+import { trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { parseConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { freePort } from '../infra/processes';
 import type { ModelState } from '../models/state';
 import { manifestKey } from '../storage/keys';
-import type { PhaseScope } from '../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';
 import { chatCompletion, startServer, type RecordedRequest, type TestServer } from './models/fixtures/servers';
+
+/** What the fake trainer says its actor job did. */
+const TRAINED: TrainerMetrics = {
+  objective: 'actor-webrl',
+  rows: 3,
+  optimizerSteps: 3,
+  skippedSteps: 1,
+  positiveRows: { success: 1, rollout: 0, replay: 2, demonstration: 0 },
+  klPerToken: { mean: 0.012, maxAbs: 0.03 },
+};
 
 const FAKE_TRAINER = fileURLToPath(new URL('./models/fixtures/fakeTrainer.mjs', import.meta.url));
 const MODEL = 'judge-test';
@@ -284,7 +297,7 @@ describe('campaign activities with remote model backends', () => {
       [1, 0, 0],
     );
     assert.ok(rewards.every((r) => r.rewardFrom === 'orm'));
-    assert.ok(rewards[0]!.pYes > 0.9 && rewards[1]!.pYes < 0.1);
+    assert.ok(rewards[0]!.pYes! > 0.9 && rewards[1]!.pYes! < 0.1);
     const failures = await stack.store.getJson<{ item: string; reason: string }[]>(ctx.key(phase, 'rewards-failures.json'));
     assert.equal(failures.length, 1);
     assert.equal(failures[0]!.item, rows[2]!.trajectoryKey);
@@ -294,7 +307,7 @@ describe('campaign activities with remote model backends', () => {
     assert.match(userText(orm.requests[0]!), /^The User Intent:\n/);
   });
 
-  test('with campaign.reward = evaluator, graded trajectories take their score and ungraded ones the ORM verdict', async () => {
+  test('with campaign.reward = evaluator, graded trajectories take their score unjudged and ungraded ones the ORM verdict', async () => {
     const orm = await chatOrm();
     const { scope: phase } = await scope({ campaign: { reward: 'evaluator' }, models: { orm: { backend: 'chat', ...endpoint(orm.url), topLogprobs: 5 } } });
     const { shard } = await rolloutShard(phase, [
@@ -316,8 +329,13 @@ describe('campaign activities with remote model backends', () => {
       ],
     );
     assert.equal(result.successes, 2);
-    assert.ok(rewards[0]!.pYes > 0.9, 'the ORM still judges what the evaluator rewards, so its accuracy stays measured');
-    assert.equal(orm.requests.length, 3);
+    assert.deepEqual(
+      rewards.map((r) => r.pYes === null),
+      [true, true, false],
+      'the reward does not need the ORM on graded trajectories: it does not judge them',
+    );
+    assert.equal(orm.requests.length, 1);
+    assert.match(userText(orm.requests[0]!), /Buy the blue mug/);
   });
 
   test('the external trainer trains the critic under the standard key; a non-zero exit fails clearly', async () => {
@@ -447,7 +465,7 @@ describe('campaign activities with remote model backends', () => {
         async train(spec, target) {
           trained.push({ spec, target });
           const object = await stack.store.putJson(target.key, { trainedBy: 'fake', data: spec.data.key });
-          return { steps: 3, objects: [object] };
+          return { steps: 3, objects: [object], metrics: TRAINED };
         },
       },
       taskGenerator: undefined,
@@ -510,5 +528,97 @@ describe('campaign activities with remote model backends', () => {
     );
     assert.equal(trained.length, 1);
     assert.deepEqual(calls, [`orm.judge ${orm} 3`, `actor.logProbs ${actor} 3`]);
+
+    // The phase manifest carries what the actor's training did, and the report shows it.
+    const control = createControlActivities({ ctx, roles: () => fakes });
+    const published = await run(control.publishPhase, {
+      ...phase,
+      carry: { models: { actor: trainedActor.actor, critic, orm }, failedTasks: filtered.failedTasks, replayBuffer: filtered.replayBuffer },
+      evaluation: ctx.key(phase, 'evaluation.json'),
+      tasks,
+      rewards: scored.rewards,
+      experience: filtered.experience,
+      numbers: { successRate: 0, perSite: {}, tasksGenerated: 0, tasksKept: 0, trajectories: 3, rolloutSuccesses: 2, trainingSteps: 3, replayedSteps: 0 },
+    });
+    const manifest = (await stack.store.readManifest<PhaseManifestData>(published.manifestKey))!.data;
+    assert.deepEqual(manifest.training, { actor: TRAINED });
+    assert.equal(
+      renderActorTrainingText([manifest, { ...manifest, phase: 2, training: { actor: null } }])
+        .split('\n')
+        .slice(1)
+        .join('\n'),
+      [
+        'phase 1: actor-webrl, 3 optimizer steps, 1 skipped (no loss row); positive rows 1 / 0 / 2 / 0 of 3; KL/token mean 0.012, max |0.030|',
+        'phase 2: n/a (the actor was not trained, or its trainer did not tell)',
+      ].join('\n'),
+    );
+  });
+
+  test('phase 0 scores no reference log-probs; replayDemonstrations starts the buffer with the oracle demonstrations, replayed as demonstrations', async () => {
+    const { scope: phase0 } = await scope({ campaign: { training: { replayDemonstrations: true } } }, 0);
+    const phase1 = { ...phase0, phase: 1 };
+    const scored: number[] = [];
+    const roles = (config: Config): ModelRoles => ({
+      ...workerRoles(ctx)(config),
+      actor: {
+        prompts: createPromptBuilder(webrlLlama3Format),
+        policies: () => Promise.reject(new Error('no rollouts on the train queue')),
+        async logProbs(_checkpoint, items) {
+          scored.push(items.length);
+          return { logProbs: items.map(() => ({ logProb: -1, tokens: 2, meanTokenLogProb: -0.5, inCandidates: true })), failures: [] };
+        },
+      },
+    });
+    // Two oracle episodes of phase 0: one solved its task (a demonstration), one did not.
+    for (const [taskId, score] of [
+      ['7', 1],
+      ['8', 0],
+    ] as const) {
+      const key = `${ctx.key(phase0, 'demonstrations', 'oracle')}/trajectories/${taskId}.json`;
+      const rounds = [
+        { state: state(`Task ${taskId}`, 'a'), response: 'do(action="Click", element="1")' },
+        { state: state(`Task ${taskId}`, 'b'), response: 'exit(message="done")' },
+      ];
+      await stack.store.putJson(key, {
+        taskId,
+        site: 'shopping',
+        intent: `Task ${taskId}`,
+        score,
+        graded: true,
+        steps: 2,
+        answer: 'done',
+        reason: 'exit',
+        traceKey: `${key}.trace`,
+        rounds,
+      });
+    }
+    const train = createTrainActivities({ ctx, roles });
+    const filter = async (phase: PhaseScope, replayBuffer: DatasetRef | null) => {
+      const { rows } = await rolloutShard(phase, [{ intent: 'Buy the red mug', score: 0, graded: true }]);
+      const rewards = await ctx.writeDataset(
+        ctx.key(phase, 'rewards.jsonl'),
+        rows.map((row) => ({ ...row, reward: 0, rewardFrom: 'evaluator', pYes: null, graded: true })),
+      );
+      const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), []);
+      return run(train.filterExperience, { ...phase, rewards, tasks, replayBuffer, actor: 'a.onnx', rankBand: [0, 1], cap: 10 });
+    };
+    const zero = await filter(phase0, null);
+    assert.deepEqual(scored, [], 'phase 0 trains no actor on its probe: nothing scored');
+    assert.equal(await stack.store.exists(trainingRecordsKey(zero.experience.key)), false);
+    const buffer = await ctx.readDataset<ExperienceRow>(zero.replayBuffer);
+    assert.deepEqual(
+      buffer.map((row) => [row.taskId, row.step, row.origin, row.trajectoryReward]),
+      [
+        ['7', 0, 'demonstration', 1],
+        ['7', 1, 'demonstration', 1],
+      ],
+    );
+    const one = await filter(phase1, zero.replayBuffer);
+    assert.deepEqual(scored, [3], 'phase 1: the buffer (replay band) and its own step (reference)');
+    const records = await ctx.readDataset<TrainingStepRecord>({ ...one.experience, key: trainingRecordsKey(one.experience.key) });
+    assert.deepEqual(
+      records.map((record) => record.source),
+      ['rollout', 'demonstration', 'demonstration'],
+    );
   });
 });

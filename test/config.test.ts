@@ -29,6 +29,7 @@ describe('configuration', () => {
     assert.equal(config.s3.endpoint, 'http://127.0.0.1:9000');
     assert.equal(config.s3.bucket, 'webrl');
     assert.deepEqual(config.temporal.taskQueues, { control: 'webrl-control', browser: 'webrl-browser', train: 'webrl-train' });
+    assert.ok(!('replayDemonstrations' in config.campaign.training), 'unset, so a frozen config stays as it was');
   });
 
   test('local endpoints follow the stack ports unless set explicitly', () => {
@@ -78,6 +79,12 @@ describe('configuration', () => {
       'campaign.training.learningRates.actor: unknown field',
     ],
     ['negative learning rate', { campaign: { training: { learningRates: { 'actor-webrl': -1 } } } }, 'campaign.training.learningRates.actor-webrl'],
+    ['replayed demonstrations not boolean', { campaign: { training: { replayDemonstrations: 'yes' } } }, 'campaign.training.replayDemonstrations'],
+    [
+      'replayed demonstrations without demonstrations',
+      { campaign: { training: { replayDemonstrations: true }, environment: { demonstrationTasks: 0 } } },
+      'campaign.training.replayDemonstrations: phase 0 collects no demonstrations to replay: campaign.environment.demonstrationTasks is 0',
+    ],
     ['unknown model backend', { models: { orm: { backend: 'gpt' } } }, 'models.orm.backend'],
     [
       'action targets not boolean',

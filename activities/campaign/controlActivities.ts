@@ -8,6 +8,7 @@ import { Rng } from '../../env/random';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
 import { phaseManifestKey, type PhaseManifestData } from '../../campaign/manifest';
+import { trainerMetricsKey, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { manifestKey, phaseKey } from '../../storage/keys';
 import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { ControlActivities } from './contract';
@@ -162,6 +163,9 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
       }
       // The name the phase's actor is served under, when a serving backend deployed it.
       const served = await ctx.store.tryGetJson<ServedModelRecord>(servedRecordKey(input.carry.models.actor));
+      // What training this phase's actor did, when the phase trained it and its trainer told.
+      const actorKey = ctx.key(input, 'checkpoints', 'actor.onnx');
+      const actorTraining = input.carry.models.actor === actorKey ? await ctx.store.tryGetJson<TrainerMetrics>(trainerMetricsKey(actorKey)) : undefined;
       const data: PhaseManifestData = {
         campaignId: input.campaignId,
         phase: input.phase,
@@ -170,6 +174,7 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
         carry: input.carry,
         artifacts: { tasks: input.tasks, rewards: input.rewards, experience: input.experience, evaluation: input.evaluation },
         ...(served ? { served: { actor: { name: served.name, checkpoint: served.checkpoint } } } : {}),
+        training: { actor: actorTraining ?? null },
       };
       const manifest = await ctx.store.publishManifest(key, objects, data);
       return { manifestKey: key, summary: manifest.data.summary };

@@ -15,6 +15,7 @@ import type { FeasibilityResult } from '../../models/remote/feasibility';
 import type { GenerationFailure } from '../../models/remote/taskGeneration';
 import type { ModelState } from '../../models/state';
 import type { Objective } from '../../models/train/trainerContract';
+import type { TrainerMetrics } from '../../models/train/trainerMetrics';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 
@@ -126,8 +127,8 @@ export interface TrainingTarget {
 }
 
 export interface Trainer {
-  /** Trains one model into `target.key`, resuming from a stored state; the stored checkpoint's objects and step count. */
-  train(spec: TrainSpec, target: TrainingTarget): Promise<{ steps: number; objects: ObjectInfo[] }>;
+  /** Trains one model into `target.key`, resuming from a stored state; the stored checkpoint's objects, step count and what the job did (null: not told). */
+  train(spec: TrainSpec, target: TrainingTarget): Promise<{ steps: number; objects: ObjectInfo[]; metrics: TrainerMetrics | null }>;
 }
 
 export interface ModelRoles {

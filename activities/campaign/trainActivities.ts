@@ -18,7 +18,8 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, monteCarloReturn, ormExamplesOf } from './models';
 import type { RolesFor, TrainSpec } from './roles';
 import { trainingRecordsKey } from '../../models/train/trainingRecord';
-import { stepRecordOf } from './trainingRecords';
+import { trainerMetricsKey } from '../../models/train/trainerMetrics';
+import { replayedSource, stepRecordOf } from './trainingRecords';
 
 export interface RewardRow {
   taskId: string;
@@ -27,7 +28,8 @@ export interface RewardRow {
   reward: number;
   /** Who gave the reward: the ORM, or the task's evaluator (campaign.reward = 'evaluator'). */
   rewardFrom: 'orm' | 'evaluator';
-  pYes: number;
+  /** The ORM's P(YES); null when the ORM did not judge it (the evaluator's score is the reward: campaign.reward = 'evaluator'). */
+  pYes: number | null;
   /** The evaluator's score, kept to measure the ORM; used for training only with campaign.reward = 'evaluator'. */
   score: number;
   /** Whether the task had an evaluator (else `score` means nothing). */
@@ -46,6 +48,24 @@ export interface ExperienceRow {
   step?: number;
   steps?: number;
   trajectoryReward?: number;
+  /** Set on the replay buffer's demonstrations (campaign.training.replayDemonstrations): their training records say so. */
+  origin?: 'demonstration';
+}
+
+/** A trajectory's steps as experience: the reward on its last step, WebRL's Monte-Carlo return on each. */
+export function experienceRowsOf(record: Pick<TrajectoryRecord, 'taskId' | 'traceKey' | 'rounds'>, reward: number): ExperienceRow[] {
+  return record.rounds.map((round, t) => ({
+    taskId: record.taskId,
+    state: round.state,
+    response: round.response,
+    nextState: record.rounds[t + 1]?.state ?? null,
+    reward: t === record.rounds.length - 1 ? reward : 0,
+    mcReturn: monteCarloReturn(reward, t, record.rounds.length),
+    traceId: record.traceKey,
+    step: t,
+    steps: record.rounds.length,
+    trajectoryReward: reward,
+  }));
 }
 
 export function createTrainActivities(deps: { ctx: CampaignContext; roles: RolesFor }): Omit<TrainActivities, 'deployModels'> {
@@ -57,7 +77,9 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
     const stateKey = ctx.key(spec.scope, 'checkpoints', `${spec.file ?? spec.name}.train-state`);
     return ctx.once(key, async () => {
       const config = await ctx.config(spec.scope);
-      const { steps, objects } = await roles(config).trainer.train(spec, { key, stateKey, training: config.campaign.training });
+      const { steps, objects, metrics } = await roles(config).trainer.train(spec, { key, stateKey, training: config.campaign.training });
+      // Beside the checkpoint, whichever trainer wrote it: the phase manifest reads the actor's from here.
+      if (metrics) objects.push(await ctx.store.putJson(trainerMetricsKey(key), metrics));
       return { objects, data: { key, steps, objects } };
     });
   }
@@ -78,6 +100,16 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
       await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)),
     );
     return { actorPairs: actorRecords.length, key: await actorInitKey(actor, ctx.store, ctx.key(scope, 'checkpoints', 'actor-init')) };
+  }
+
+  /** Phase 0's oracle demonstrations (the SFT data) as experience: each successful oracle trajectory, in task order. */
+  async function demonstrationRows(scope: PhaseScope): Promise<ExperienceRow[]> {
+    const keys: string[] = [];
+    for await (const { key } of ctx.store.list(`${ctx.key(scope, 'demonstrations', 'oracle')}/trajectories/`)) keys.push(key);
+    const oracle = await Promise.all(keys.sort().map((key) => ctx.store.getJson<TrajectoryRecord>(key)));
+    return oracle
+      .filter((record) => record.score === 1)
+      .flatMap((record) => experienceRowsOf(record, 1).map((row): ExperienceRow => ({ ...row, origin: 'demonstration' })));
   }
 
   async function records(shards: DatasetRef[]): Promise<TrajectoryRecord[]> {
@@ -149,25 +181,19 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const config = await ctx.config(input);
         const rows = (await Promise.all(input.shards.map((shard) => ctx.readDataset<TrajectoryIndexRow>(shard)))).flat();
         const all = await records(input.shards);
-        const states = all.map((record) => outcomeState(record.intent, record.rounds));
+        // With campaign.reward = 'evaluator' a graded trajectory's reward is its score: the ORM is not asked.
+        const byEvaluator = all.map((record) => config.campaign.reward === 'evaluator' && record.graded);
+        const states = all.map((record, i) => (byEvaluator[i] ? null : outcomeState(record.intent, record.rounds)));
         const judgeable = states.flatMap((state, i) => (state ? [{ id: rows[i]!.trajectoryKey, state }] : []));
         // A trajectory the ORM gave no usable verdict for gets reward 0, and the failure is kept.
-        const { verdicts: scored, failures } = await roles(config).orm.judge(input.orm, judgeable);
+        const { verdicts: scored, failures } = judgeable.length ? await roles(config).orm.judge(input.orm, judgeable) : { verdicts: [], failures: [] };
         let next = 0;
         const rewards: RewardRow[] = all.map((record, i) => {
+          const row = { taskId: record.taskId, site: record.site, trajectoryKey: rows[i]!.trajectoryKey, score: record.score, graded: record.graded };
+          if (byEvaluator[i]) return { ...row, pYes: null, reward: record.score >= 1 ? 1 : 0, rewardFrom: 'evaluator' };
           // A trajectory with no step (the start page failed to load) cannot be judged: reward 0.
           const verdict = (states[i] ? scored[next++] : null) ?? { pYes: 0, reward: 0 };
-          const row = {
-            taskId: record.taskId,
-            site: record.site,
-            trajectoryKey: rows[i]!.trajectoryKey,
-            pYes: verdict.pYes,
-            score: record.score,
-            graded: record.graded,
-          };
-          // The ORM still judges what the evaluator rewards, so its accuracy stays measured.
-          if (config.campaign.reward === 'evaluator' && record.graded) return { ...row, reward: record.score >= 1 ? 1 : 0, rewardFrom: 'evaluator' };
-          return { ...row, reward: verdict.reward, rewardFrom: 'orm' };
+          return { ...row, pYes: verdict.pYes, reward: verdict.reward, rewardFrom: 'orm' };
         });
         const ref = await ctx.writeDataset(ctx.key(input, 'rewards.jsonl'), rewards);
         if (failures.length) await ctx.store.putJson(ctx.key(input, 'rewards-failures.json'), failures);
@@ -184,19 +210,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const successes: ExperienceRow[] = [];
         const failed: EnvironmentTask[] = [];
         for (const reward of rewards) {
-          const record = await ctx.store.getJson<TrajectoryRecord>(reward.trajectoryKey);
-          const steps = record.rounds.map((round, t): ExperienceRow => ({
-            taskId: record.taskId,
-            state: round.state,
-            response: round.response,
-            nextState: record.rounds[t + 1]?.state ?? null,
-            reward: t === record.rounds.length - 1 ? reward.reward : 0,
-            mcReturn: monteCarloReturn(reward.reward, t, record.rounds.length),
-            traceId: record.traceKey,
-            step: t,
-            steps: record.rounds.length,
-            trajectoryReward: reward.reward,
-          }));
+          const steps = experienceRowsOf(await ctx.store.getJson<TrajectoryRecord>(reward.trajectoryKey), reward.reward);
           current.push(...steps);
           if (reward.reward === 1) successes.push(...steps);
           else if (tasks.has(reward.taskId)) failed.push(tasks.get(reward.taskId)!);
@@ -211,15 +225,16 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const prompts = actor.prompts;
         // An actor trained from records has this phase's steps scored too (their reference log-probs);
         // a step that cannot be scored is left out of this phase's replay, or has null log-probs in its
-        // training record (and is recorded).
-        const items = [...buffer, ...(prompts ? current : [])].map((row, i) => ({
+        // training record (and is recorded). Phase 0 trains no actor on its probe: nothing to score.
+        const recordsCurrent = prompts !== undefined && input.phase > 0;
+        const items = [...buffer, ...(recordsCurrent ? current : [])].map((row, i) => ({
           id: `${row.taskId}#${i}`,
           state: row.state,
           response: row.response,
         }));
-        const scoring = await actor.logProbs(input.actor, items);
+        const scoring = items.length ? await actor.logProbs(input.actor, items) : { logProbs: [], failures: [] };
         const logProbs = scoring.logProbs.slice(0, buffer.length);
-        const currentLogProbs = prompts ? scoring.logProbs.slice(buffer.length) : undefined;
+        const currentLogProbs = recordsCurrent ? scoring.logProbs.slice(buffer.length) : undefined;
         if (scoring.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scoring.failures);
         const [low, high] = input.rankBand;
         const inBandIndices = buffer.flatMap((_, i) => {
@@ -231,11 +246,13 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
         const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBandIndices, Math.floor(input.cap * current.length));
         const replayed = replayedIndices.map((i) => buffer[i]!);
 
-        // The buffer keeps one successful trajectory per task.
-        const known = new Set(buffer.map((row) => row.taskId));
+        // The buffer keeps one successful trajectory per task; it starts with the demonstrations when the
+        // campaign replays them (added after phase 0's own replay, which trains nothing).
+        const demonstrations = input.phase === 0 && config.campaign.training.replayDemonstrations ? await demonstrationRows(input) : [];
+        const known = new Set([...demonstrations, ...buffer].map((row) => row.taskId));
         const added = successes.filter((row) => !known.has(row.taskId));
         const experience = await ctx.writeDataset(ctx.key(input, 'experience.jsonl'), [...current, ...replayed]);
-        const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...buffer, ...added]);
+        const replayBuffer = await ctx.writeDataset(ctx.key(input, 'replay-buffer.jsonl'), [...demonstrations, ...buffer, ...added]);
         const failedTasks = await ctx.writeDataset(ctx.key(input, 'failed-tasks.jsonl'), failed);
         const written = [experience, replayBuffer, failedTasks];
         if (currentLogProbs && prompts) {
@@ -244,7 +261,7 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
           written.push(
             await ctx.writeDataset(trainingRecordsKey(experience.key), [
               ...(await Promise.all(current.map((row, i) => stepRecordOf(row, 'rollout', currentLogProbs[i] ?? null, scope)))),
-              ...(await Promise.all(replayedIndices.map((i) => stepRecordOf(buffer[i]!, 'replay', logProbs[i] ?? null, scope)))),
+              ...(await Promise.all(replayedIndices.map((i) => stepRecordOf(buffer[i]!, replayedSource(buffer[i]!), logProbs[i] ?? null, scope)))),
             ]),
           );
         }

@@ -10,7 +10,8 @@ import type { Config } from '../../config/schema';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
 import { runTrainingInWorker } from '../../models/train/runTraining';
-import type { TrainingJob } from '../../models/train/trainer';
+import type { TrainingJob, TrainingResult } from '../../models/train/trainer';
+import { parseTrainerMetrics, TRAINER_METRICS_FILE, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { trainerVariables } from '../../models/train/trainerContract';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
 import type { PromptFormat } from '../../models/train/trainerContract';
@@ -37,7 +38,7 @@ export function embeddedTrainer(ctx: CampaignContext): Trainer {
     spec: TrainSpec,
     { key, stateKey, training }: TrainingTarget,
     latest: { details: object },
-  ): Promise<{ steps: number; objects: ObjectInfo[] }> {
+  ): Promise<{ steps: number; objects: ObjectInfo[]; metrics: TrainerMetrics | null }> {
     const dir = join(ctx.localRoot('training'), spec.scope.campaignId, `phase-${spec.scope.phase}`, spec.file ?? spec.name);
     await mkdir(dir, { recursive: true });
     const learningRate = training.learningRates[spec.objective];
@@ -88,8 +89,17 @@ export function embeddedTrainer(ctx: CampaignContext): Trainer {
     await uploads;
     if (result.status !== 'completed') throw new Error(`training of the ${spec.name} stopped at step ${result.step} of ${result.totalSteps}`);
     latest.details = { model: spec.name, phase: 'uploading', step: result.step, totalSteps: result.totalSteps };
-    return { steps: result.step, objects: await ctx.uploadModel(job.outPath, key) };
+    return { steps: result.step, objects: await ctx.uploadModel(job.outPath, key), metrics: embeddedMetrics(spec.objective, result) };
   }
+}
+
+/**
+ * What the embedded trainer can tell: its rows and optimizer steps. It steps on every batch (skipped: not
+ * told), and its rows carry no source nor tokens, so positive rows by source and KL per token are n/a.
+ */
+function embeddedMetrics(objective: TrainSpec['objective'], result: TrainingResult): TrainerMetrics {
+  const rows = result.metrics.examples ?? 0;
+  return { objective, rows, optimizerSteps: result.step, skippedSteps: null, positiveRows: null, klPerToken: null };
 }
 
 /** What an external trainer is told of the actor it trains. */
@@ -163,9 +173,13 @@ export function externalTrainer(
         }),
       );
       await ctx.store.putJson(`${key}.trainer-log.json`, { command: trainer.command, logTail: result.logTail });
-      // The manifest lists what was uploaded, with the digests the upload computed; an external trainer
-      // reports no step count, and 0 says so rather than inventing one.
-      return { steps: 0, objects: result.uploaded.out ?? [] };
+      // What the job did, when the trainer wrote it into {out} (webrl-torch does; another trainer may not).
+      const written = `${key}/${TRAINER_METRICS_FILE}`;
+      const { metrics, problem } = parseTrainerMetrics(await ctx.store.tryGetJson(written), written);
+      if (problem) Context.current().log.warn(`the trainer's metrics are left out: ${problem}`);
+      // The manifest lists what was uploaded, with the digests the upload computed; the step count is the
+      // trainer's optimizer steps when it tells them, else 0 rather than an invented one.
+      return { steps: metrics?.optimizerSteps ?? 0, objects: result.uploaded.out ?? [], metrics };
     },
   };
 }

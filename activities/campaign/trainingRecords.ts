@@ -17,6 +17,11 @@ export interface RecordScope {
   prompts: PromptBuilder;
 }
 
+/** A replayed row's source: a demonstration the buffer started with, or an earlier phase's success. */
+export function replayedSource(row: ExperienceRow): 'replay' | 'demonstration' {
+  return row.origin === 'demonstration' ? 'demonstration' : 'replay';
+}
+
 export async function stepRecordOf(
   row: ExperienceRow,
   source: TrainingStepRecord['source'],

@@ -112,7 +112,12 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
   readonly tasks: TaskSource<S>;
   /** How its evaluators score (harness, judge, accounts). */
   scoring(config: Config, settings: S): Scoring;
-  /** Opens episodes on the given tasks (the `EpisodeEnvironment` contract, browser/contract.ts). */
+  /**
+   * Opens episodes on the given tasks (the `EpisodeEnvironment` contract, browser/contract.ts). An
+   * environment whose episodes end by themselves says so through `PreparedEpisode.ended`, and the episode
+   * stops there (miniwob: the page's end of episode); embedded and webarena leave it unset, their episodes
+   * ending at the agent's exit or the episode's limits, as WebArena's.
+   */
   open(workers: WorkerResources, config: Config, settings: S, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment>;
   /**
    * Optional per-phase preparation (resets, health); `once` runs the resets at most once per phase and

@@ -2,16 +2,30 @@
  * The miniwob backend in real Chromium: MiniWoB++'s pages from the wheel cached under the data dir,
  * tasks whose intent is the seeded page's own instruction, the reward panel kept out of the
  * observation, the oracle plans solving their task types on a few seeds each (scored by the page's
- * own reward), a wrong answer and an expired episode recorded as failures, and the config's one-line errors.
+ * own reward), a wrong answer and an expired episode recorded as failures, an episode that stops at the
+ * page's end (nothing after it in the trace, the trajectory's rounds or the training rows), and the
+ * config's one-line errors.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { experienceRowsOf } from '../../activities/campaign/trainActivities';
+import { stepRecordOf } from '../../activities/campaign/trainingRecords';
+import type { Action } from '../../browser/contract';
 import { runEpisode } from '../../browser/episode';
 import { executorOptionsFor } from '../../browser/executor';
+import { formatAction } from '../../browser/grammar';
 import { observe, VIEWPORT } from '../../browser/observe';
 import { createOraclePolicy } from '../../browser/policies/oracle';
+import type { Policy } from '../../browser/policies/policy';
+import { buildPrompt } from '../../browser/policies/prompt';
+import { createPromptBuilder } from '../../browser/policies/promptBudget';
+import { webrlLlama3Format } from '../../browser/policies/promptFormat';
 import { serveDirectory, type StaticServer } from '../../browser/staticServer';
+import { LocalTraceSink, readTraceFile } from '../../browser/traces';
 import { EXCLUDED_TASK_TYPES, TEXT_TASK_TYPES } from '../../env/backends/miniwob/catalog';
 import { MiniwobEnvironment } from '../../env/backends/miniwob/environment';
 import { ORACLE_TASK_TYPES } from '../../env/backends/miniwob/oracle';
@@ -20,6 +34,7 @@ import { miniwobConfigIssues, miniwobSettings } from '../../env/backends/miniwob
 import { loadMiniwobTasks } from '../../env/backends/miniwob/tasks';
 import { environmentSettings } from '../../env/backends/registry';
 import { toEpisodeTask } from '../../env/tasks/episodeTask';
+import { recordingPolicy } from '../../models/recordingPolicy';
 import { launchChromium } from '../browser/helpers';
 
 // Two seeds per type keep the suite short; bench:env runs every plan on five (env.miniwob.oracle_success).
@@ -134,6 +149,75 @@ describe('miniwob backend', () => {
       }
     }
     assert.deepEqual(failures, []);
+  });
+
+  test("the page's end ends the episode: nothing after it is in the trace, the trajectory's rounds or the training rows", async () => {
+    const [task] = await loadMiniwobTasks([{ type: 'click-test-2', seed: 4 }], null, { browser });
+    const right = /button (\S+)\./.exec(task!.intent)![1]!;
+    const wrong = right === 'ONE' ? 'TWO' : 'ONE';
+    // A scroll (the page goes on), the target (the page ends with reward 1), then what must not count.
+    const script: ((elements: { id: number; text: string }[]) => Action)[] = [
+      () => ({ kind: 'Scroll Down' }),
+      (elements) => ({ kind: 'Click', element: elements.find((e) => e.text === right)!.id }),
+      (elements) => ({ kind: 'Click', element: elements.find((e) => e.text === wrong)!.id }),
+      () => ({ kind: 'exit', message: '' }),
+    ];
+    const scripted: Policy = {
+      name: 'scripted',
+      async act({ task: { intent }, observation, history }) {
+        const response = formatAction(script[history.length]!(observation.elements));
+        const prompt = buildPrompt(
+          intent,
+          history.map((round) => round.response),
+          observation.html,
+        );
+        return { response, prompt };
+      },
+    };
+    const recorder = recordingPolicy(scripted);
+    const dir = await mkdtemp(join(tmpdir(), 'miniwob-end-'));
+    const context = await browser.newContext({ viewport: VIEWPORT });
+    try {
+      const { outcome, steps } = await runEpisode(context, {
+        task: toEpisodeTask(task!, {}),
+        policy: recorder.policy,
+        environment: environment(),
+        traceSink: new LocalTraceSink(dir),
+      });
+      assert.equal(outcome.reason, 'environment_ended');
+      assert.equal(outcome.score, 1);
+      assert.deepEqual(
+        steps.map((step) => step.action?.kind),
+        ['Scroll Down', 'Click'],
+      );
+      assert.equal(outcome.steps, 2);
+      const trace = await readTraceFile(join(dir, outcome.traceKey!));
+      assert.deepEqual(
+        trace.map((row) => [row.response, row.final]),
+        steps.map((step, i) => [step.response, i === 1]),
+      );
+      assert.equal(recorder.rounds.length, 2, 'the rounds the trajectory record keeps');
+      const rows = experienceRowsOf({ taskId: String(task!.task_id), traceKey: outcome.traceKey!, rounds: recorder.rounds }, outcome.score);
+      assert.deepEqual(
+        rows.map((row) => [row.response, row.reward, row.nextState === null]),
+        [
+          [steps[0]!.response, 0, false],
+          [steps[1]!.response, 1, true],
+        ],
+      );
+      const scope = { campaignId: 'c', phase: 1, gamma: 0.9, prompts: createPromptBuilder(webrlLlama3Format) };
+      const records = await Promise.all(rows.map((row) => stepRecordOf(row, 'rollout', null, scope)));
+      assert.deepEqual(
+        records.map((record) => [record.step, record.done, record.reward]),
+        [
+          [0, false, 0],
+          [1, true, 1],
+        ],
+      );
+    } finally {
+      await context.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('a wrong answer is a failure with the raw reward kept; an expired episode is a recorded failure', async () => {

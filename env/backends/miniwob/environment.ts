@@ -3,14 +3,14 @@
  * server per worker), and each episode loads its task's page in a fresh context, seeded, with the
  * episode started as the page loads. The page's own reward scores it: a positive raw reward is a
  * success; a wrong answer, an episode that ran out of the page's time, or one that never ended is a
- * failure. The last result of each task (raw reward, reason, expiry) is kept for the record.
+ * failure. The page's end of episode ends the episode (nothing the agent does after it is a step). The last result of each task (raw reward, reason, expiry) is kept for the record.
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../../browser/contract';
 import { MINIWOB_VERSION } from './package';
-import { parseMiniwobStartUrl, prepareMiniwobContext, readResult, type MiniwobResult } from './episode';
+import { episodeEnded, parseMiniwobStartUrl, prepareMiniwobContext, readResult, type MiniwobResult } from './episode';
 
 export interface MiniwobEnvironmentOptions {
   /** The extracted `html/` folder. */
@@ -39,6 +39,7 @@ export class MiniwobEnvironment implements EpisodeEnvironment {
         // The page's own numbers go into the trace beside the score.
         return { score: result.score, details: { rawReward: result.rawReward, reward: result.reward, reason: result.reason, expired: result.expired } };
       },
+      ended: episodeEnded,
       dispose: async () => {},
     };
   }

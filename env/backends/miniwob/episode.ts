@@ -115,6 +115,12 @@ export async function startedQuery(page: Page, ref: MiniwobTaskRef): Promise<str
   return state.query;
 }
 
+/** Whether the page has ended its episode (its first ending: a decisive action, or its time running out). */
+export async function episodeEnded(page: Page): Promise<boolean> {
+  const state = await pageState(page);
+  return state !== null && state.ended !== null;
+}
+
 /** Reads how the episode ended; an episode that did not end scores 0 (expired when its time had run out). */
 export async function readResult(page: Page, ref: MiniwobTaskRef): Promise<MiniwobResult> {
   const state = await pageState(page).catch(() => null);

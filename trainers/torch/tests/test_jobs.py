@@ -1,4 +1,6 @@
-"""Each objective, one short job on the tiny Llama: the loss falls on a fixed batch and the output loads back."""
+"""Each objective, one short job on the tiny Llama: the loss falls on a fixed batch and the output loads back;
+a batch without a loss row takes no optimizer step; the job's metrics file; a reference model that is not needed is not loaded."""
+import json
 from pathlib import Path
 
 import pytest
@@ -8,9 +10,10 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl_torch.modeling import ModelOptions, load_critic
-from webrl_torch.train import JobSpec, run
+from webrl_torch.errors import InputError
+from webrl_torch.train import METRICS_FILE, JobSpec, run
 
-from conftest import orm_record, step_records, write_jsonl
+from conftest import orm_record, step_record, step_records, write_jsonl
 
 PROMPT = "Task: find the cheapest product number 2. Round 0"
 
@@ -20,6 +23,7 @@ def options(model: Path, **overrides) -> ModelOptions:
 
 
 def job(tmp_path: Path, base: Path, objective: str, records: list[dict], **overrides) -> JobSpec:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     settings = dict(epochs=12, batch_size=len(records), seed=7, learning_rate=1e-2, max_length=256)
     settings.update(overrides)
     model_options = settings.pop("model", options(base))
@@ -102,3 +106,55 @@ def test_full_finetune_writes_a_checkpoint_transformers_loads(tiny_model, tmp_pa
     trained = AutoModelForCausalLM.from_pretrained(spec.out)
     base = AutoModelForCausalLM.from_pretrained(str(tiny_model))
     assert (logits_of(trained, tokenizer) - logits_of(base, tokenizer)).abs().max().item() > 1e-4
+
+
+def adapter_weights(out: str) -> dict[str, torch.Tensor]:
+    return load_file(str(Path(out) / "adapter_model.safetensors"))
+
+
+def metrics_of(out: str) -> dict:
+    return json.loads((Path(out) / METRICS_FILE).read_text())
+
+
+def test_a_batch_without_a_loss_row_changes_no_weight(tiny_model, critic_dir, tmp_path):
+    # One success (positive advantage) alone, then with three failed last steps (no positive row: each its own batch).
+    success = step_record(0, success=True)
+    alone = job(tmp_path / "alone", tiny_model, "actor-webrl", [success], critic=str(critic_dir), epochs=1, batch_size=1)
+    mixed = job(tmp_path / "mixed", tiny_model, "actor-webrl", [success, *(step_record(i, success=False) for i in (1, 2, 3))], critic=str(critic_dir), epochs=1, batch_size=1)
+    assert len(run(alone)) == 1 and len(run(mixed)) == 1
+    assert_adapter_changes_outputs(tiny_model, Path(alone.out))  # the one step moved the weights...
+    stepped, skipped = adapter_weights(alone.out), adapter_weights(mixed.out)
+    assert stepped.keys() == skipped.keys()
+    for name in stepped:  # ...and the three batches without a loss row moved none
+        assert torch.equal(stepped[name], skipped[name]), name
+    metrics = metrics_of(mixed.out)
+    assert (metrics["optimizerSteps"], metrics["skippedSteps"], metrics["rows"]) == (1, 3, 4)
+    assert metrics["positiveRows"] == {"success": 1, "rollout": 0, "replay": 0, "demonstration": 0}
+    assert metrics["klPerToken"]["mean"] == pytest.approx(0.0, abs=1e-6)  # the one step was measured before its update
+
+
+def test_records_that_all_carry_ref_logprob_need_no_reference_model_and_positive_rows_are_counted_by_source(tiny_model, critic_dir, tmp_path):
+    records = [
+        step_record(0, success=True, ref_logprob=-9.0),
+        step_record(1, success=False, ref_logprob=-9.0),
+        step_record(2, success=True, ref_logprob=-9.0, source="replay"),
+        step_record(3, success=True, ref_logprob=-9.0, source="demonstration"),
+    ]
+    missing = str(tmp_path / "no-reference-here")
+    scored = job(tmp_path / "scored", tiny_model, "actor-webrl", records, critic=str(critic_dir), reference=missing, epochs=1, batch_size=2, learning_rate=1e-3, max_kl=100.0)
+    run(scored)  # the reference directory does not exist: it was never loaded (refLogprob -9 is far from the tiny model: max_kl raised)
+    metrics = metrics_of(scored.out)
+    assert metrics["positiveRows"] == {"success": 1, "rollout": 0, "replay": 1, "demonstration": 1}
+    assert metrics["optimizerSteps"] + metrics["skippedSteps"] == 2 and metrics["optimizerSteps"] >= 1
+    assert metrics["klPerToken"] is not None
+
+    unscored = job(tmp_path / "unscored", tiny_model, "actor-webrl", [*records[:3], step_record(3, success=True)], critic=str(critic_dir), reference=missing, epochs=1)
+    with pytest.raises(InputError, match="no-reference-here init"):
+        run(unscored)
+
+
+def test_every_objective_writes_its_metrics_beside_the_model(tiny_model, critic_dir, tmp_path):
+    spec = job(tmp_path, tiny_model, "actor-sft", step_records(), epochs=2)
+    run(spec)
+    assert metrics_of(spec.out) == {"objective": "actor-sft", "rows": 6, "optimizerSteps": 2, "skippedSteps": 0, "positiveRows": None, "klPerToken": None}
+    assert metrics_of(str(critic_dir))["optimizerSteps"] == 12

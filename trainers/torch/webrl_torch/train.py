@@ -7,6 +7,10 @@ Data-parallel under `accelerate launch` (or torchrun): each process loads the mo
 takes its share of every batch (the same batches in the same order as one process), and the gradients
 are averaged by accelerate's DistributedDataParallel wrapper; only the main process prints progress,
 writes step checkpoints and the output. One process runs exactly as without accelerate.
+
+A batch without a single loss row (actor-webrl: no positive-advantage row) takes no optimizer step: AdamW's
+momentum and weight decay would otherwise move the weights with no signal. What the job did (steps taken and
+skipped, positive rows by source, KL per token) is written beside the model as `training-metrics.json`.
 """
 from __future__ import annotations
 
@@ -43,6 +47,10 @@ from .modeling import (
 from .records import StepRecord, read_examples, read_records
 
 CHECKPOINTS = ".checkpoints"
+METRICS_FILE = "training-metrics.json"
+# Where an actor-webrl job's positive rows came from: this phase's successful trajectories, its other
+# rollouts (steps the critic rates above their state), the replay buffer, the demonstrations.
+POSITIVE_SOURCES = ("success", "rollout", "replay", "demonstration")
 
 
 @dataclass(frozen=True)
@@ -147,7 +155,9 @@ class _Objective:
         """Advantages from the frozen critic and the reference log-probs, once, before any update."""
         spec = self.spec
         critic = load_critic(spec.model, spec.critic, trainable=False)
-        reference = load_language_model(spec.model, spec.reference, trainable=False) if spec.reference else None
+        # Records that all carry their refLogprob (scored by the server that rolled them out) need no reference model.
+        scored = all(r.ref_logprob is not None for r in self.records)
+        reference = load_language_model(spec.model, spec.reference, trainable=False) if spec.reference and not scored else None
         was_training = self.module.training
         self.module.eval()
         advantages, refs, tokens = [], [], []
@@ -163,12 +173,32 @@ class _Objective:
             # A record's refLogprob (over the response and its end of turn) is used as is; a missing one is
             # computed with the reference model, or with the untrained init actor (the previous phase's
             # actor, which is WebRL's reference).
-            computed, counts = response_log_probs(reference or self.module, batch)
-            refs.append(torch.tensor([r.ref_logprob if r.ref_logprob is not None else computed[i].item() for i, r in enumerate(rows)]))
+            counts = batch.response_mask.sum(dim=1)
+            if all(r.ref_logprob is not None for r in rows):
+                refs.append(torch.tensor([r.ref_logprob for r in rows]))
+            else:
+                computed, _ = response_log_probs(reference or self.module, batch)
+                refs.append(torch.tensor([r.ref_logprob if r.ref_logprob is not None else computed[i].item() for i, r in enumerate(rows)]))
             tokens.append(counts.cpu())
         self.advantage, self.ref_log_prob, self.tokens = torch.cat(advantages), torch.cat(refs), torch.cat(tokens)
         self.module.train(was_training)
         del critic, reference
+
+    def has_loss_rows(self, indices: list[int]) -> bool:
+        """Whether the batch has a row with a loss: actor-webrl's rows without a positive advantage have none
+        (WebRL's mask); every row of the other objectives has one. Decided on the whole batch, before it is
+        shared out, so every process takes the same decision."""
+        return self.spec.objective != "actor-webrl" or bool((self.advantage[torch.tensor(indices)] > 0).any())
+
+    def positive_rows(self) -> dict[str, int] | None:
+        """actor-webrl: the rows with a loss (positive advantage), by where they came from; None otherwise."""
+        if self.spec.objective != "actor-webrl":
+            return None
+        counts = dict.fromkeys(POSITIVE_SOURCES, 0)
+        for record, advantage in zip(self.records, self.advantage.tolist()):
+            if advantage > 0:
+                counts["success" if record.source == "rollout" and record.mc_return > 0 else record.source] += 1
+        return counts
 
     def _state_inputs(self, states: list[tuple[str, str]]) -> dict:
         """(row id, prompt) pairs as the critic's input: the prompt alone."""
@@ -207,6 +237,29 @@ class _Objective:
         self.tokenizer.save_pretrained(str(out / "tokenizer") if isinstance(module, Critic) else str(out))
 
 
+@dataclass
+class _Tally:
+    """What the job did, kept in its step checkpoints so a resumed job reports the whole job."""
+
+    taken: int = 0
+    skipped: int = 0
+    kl_sum: float = 0.0
+    kl_max: float = 0.0
+
+    def report(self, objective: _Objective) -> dict:
+        """The job's metrics file: the campaign's phase manifest carries it (models/train/trainerMetrics.ts)."""
+        measured_kl = objective.spec.objective == "actor-webrl" and self.taken > 0
+        return {
+            "objective": objective.spec.objective,
+            "rows": len(objective.records),
+            "optimizerSteps": self.taken,
+            "skippedSteps": self.skipped,
+            "positiveRows": objective.positive_rows(),
+            # Per token of the response, against the reference, averaged over the steps taken (each measured before its update).
+            "klPerToken": {"mean": self.kl_sum / self.taken, "maxAbs": self.kl_max} if measured_kl else None,
+        }
+
+
 def _order(count: int, batch_size: int, seed: int, epoch: int) -> list[list[int]]:
     """The batches of one epoch, shuffled by the job's seed (so a resumed job replays the same order)."""
     indices = list(range(count))
@@ -237,7 +290,7 @@ def _latest_checkpoint(directory: Path, fingerprint: str) -> Path | None:
 
 
 def run(spec: JobSpec) -> list[float]:
-    """Trains, writes the output into spec.out and returns the loss of every step (for tests and logs)."""
+    """Trains, writes the output into spec.out and returns the loss of every optimizer step (for tests and logs)."""
     if spec.objective not in OBJECTIVES:
         raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
     # The weights' dtype is chosen with the device (modeling.pick_device), so accelerate's mixed precision
@@ -258,7 +311,8 @@ def run(spec: JobSpec) -> list[float]:
     total = per_epoch * spec.epochs
     fingerprint = _fingerprint(requested)
     checkpoints = out / CHECKPOINTS
-    step = 0
+    step = 0  # batches done, stepped or skipped
+    tally = _Tally()
     if checkpoints.is_dir() and (latest := _latest_checkpoint(checkpoints, fingerprint)):
         state = torch.load(latest, map_location="cpu", weights_only=False)
         with torch.no_grad():
@@ -267,6 +321,7 @@ def run(spec: JobSpec) -> list[float]:
         optimizer.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["rng"])
         step = state["step"]
+        tally = _Tally(**state.get("tally", {}))
         if main:
             _log(f"resuming from {latest} (step {step} of {total})")
     objective.module, optimizer = accelerator.prepare(objective.module, optimizer)
@@ -278,6 +333,13 @@ def run(spec: JobSpec) -> list[float]:
     while step < total:
         epoch, position = divmod(step, per_epoch)
         indices = _order(len(objective.records), spec.batch_size, spec.seed, epoch)[position]
+        if not objective.has_loss_rows(indices):
+            # No signal: an optimizer step would still move the weights (Adam's momentum, weight decay).
+            step += 1
+            tally.skipped += 1
+            if main:
+                print(f"PROGRESS {step / total:.4f}", flush=True)
+            continue
         loss, metrics = objective.loss(_shard(indices, accelerator.process_index, accelerator.num_processes))
         if accelerator.num_processes > 1:
             # Every process sees the same numbers, so all stop (or go on) together.
@@ -298,6 +360,10 @@ def run(spec: JobSpec) -> list[float]:
         accelerator.clip_grad_norm_(list(parameters.values()), spec.max_grad_norm)
         optimizer.step()
         step += 1
+        tally.taken += 1
+        if "kl_per_token" in metrics:
+            tally.kl_sum += metrics["kl_per_token"]
+            tally.kl_max = max(tally.kl_max, abs(metrics["kl_per_token"]))
         losses.append(value)
         if main and (step % spec.log_every == 0 or step == total):
             _log(f"step {step}/{total} " + " ".join(f"{k}={v:.6g}" for k, v in metrics.items()))
@@ -313,6 +379,7 @@ def run(spec: JobSpec) -> list[float]:
                     "trainable": {k: v.detach().cpu() for k, v in parameters.items()},
                     "optimizer": optimizer.state_dict(),
                     "rng": torch.get_rng_state(),
+                    "tally": asdict(tally),
                 },
                 partial,
             )
@@ -320,9 +387,11 @@ def run(spec: JobSpec) -> list[float]:
     objective.module.eval()
     if main:
         objective.save(accelerator.unwrap_model(objective.module), out)
+        (out / METRICS_FILE).write_text(json.dumps(tally.report(objective), indent=2) + "\n", encoding="utf-8")
         shutil.rmtree(checkpoints, ignore_errors=True)
         if objective.cut:
             _log(f"prompt cut: {len(objective.cut)} prompts lost {sum(objective.cut.values())} tokens from their middles in all (max length {objective.max_length})")
-        _log(f"wrote {spec.objective} to {out} after {step} steps" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
+        skipped = f", {tally.skipped} batches without a loss row skipped" if tally.skipped else ""
+        _log(f"wrote {spec.objective} to {out} after {tally.taken} optimizer steps{skipped}" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
     accelerator.wait_for_everyone()
     return losses
