@@ -5,16 +5,18 @@
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
 import type { ElementMatcher, Observation, ObservedElement, OracleStep } from '../../../browser/contract';
+import { EMAIL_SOLVERS } from './oracles/email';
+import { PAGE_SOLVERS } from './oracles/pages';
 
-type Solver = (intent: string, observation: Observation) => OracleStep[] | undefined;
+export type Solver = (intent: string, observation: Observation) => OracleStep[] | undefined;
 
-const quoted = (intent: string): string[] => Array.from(intent.matchAll(/"([^"]*)"/g), (m) => m[1]!);
-const click = (target: ElementMatcher): OracleStep => ({ action: 'Click', target });
-const type = (target: ElementMatcher, argument: string): OracleStep => ({ action: 'Type', target, argument });
-const submit = click({ tag: 'button', text: 'Submit' });
+export const quoted = (intent: string): string[] => Array.from(intent.matchAll(/"([^"]*)"/g), (m) => m[1]!);
+export const click = (target: ElementMatcher): OracleStep => ({ action: 'Click', target });
+export const type = (target: ElementMatcher, argument: string): OracleStep => ({ action: 'Type', target, argument });
+export const submit = click({ tag: 'button', text: 'Submit' });
 
 /** A matcher for the element with observation id `id`: its tag and its place among the elements of that tag. */
-function matcherAt(observation: Observation, id: number): ElementMatcher | undefined {
+export function matcherAt(observation: Observation, id: number): ElementMatcher | undefined {
   const element = observation.elements.find((e) => e.id === id);
   if (!element) return undefined;
   const sameTag = observation.elements.filter((e: ObservedElement) => e.tag === element.tag);
@@ -37,11 +39,11 @@ function closeButton(observation: Observation): ElementMatcher | undefined {
 }
 
 /** Every step, or no plan when one of them found no element. */
-function plan(...steps: (OracleStep | undefined)[]): OracleStep[] | undefined {
+export function plan(...steps: (OracleStep | undefined)[]): OracleStep[] | undefined {
   return steps.every((step): step is OracleStep => step !== undefined) ? steps : undefined;
 }
 
-const clickOn = (target: ElementMatcher | undefined): OracleStep | undefined => (target ? click(target) : undefined);
+export const clickOn = (target: ElementMatcher | undefined): OracleStep | undefined => (target ? click(target) : undefined);
 
 /** "Select A, B and click Submit." (or "Select nothing ..."): tick each named box, then submit. */
 const selectAndSubmit: Solver = (intent, observation) => {
@@ -137,6 +139,8 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
     if (username === undefined || password === undefined) return undefined;
     return [type({ tag: 'input', nth: 0 }, username), type({ tag: 'input', nth: 1 }, password), click({ tag: 'button', text: 'Login' })];
   },
+  ...EMAIL_SOLVERS,
+  ...PAGE_SOLVERS,
 };
 
 export const ORACLE_TASK_TYPES: readonly string[] = Object.keys(SOLVERS);
