@@ -55,6 +55,8 @@ export interface ElementMatcher {
   tag?: string;
   text?: string;
   textIncludes?: string;
+  /** A regular expression the full text matches (an option that ends with given letters). */
+  textMatches?: string;
   attributes?: Record<string, string>;
   /** Only elements printed after the observation's first text run equal to this text (the link after "Address:"). */
   after?: string;

@@ -12,6 +12,7 @@ const elementMatcher = z.strictObject({
   tag: z.string().optional(),
   text: z.string().optional(),
   textIncludes: z.string().optional(),
+  textMatches: z.string().optional(),
   attributes: z.record(z.string(), z.string()).optional(),
   after: z.string().optional(),
   label: z.string().optional(),

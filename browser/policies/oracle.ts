@@ -27,6 +27,7 @@ export function matchesElement(matcher: ElementMatcher, element: ObservedElement
   if (matcher.textIncludes !== undefined && !fullText.toLowerCase().includes(collapse(matcher.textIncludes).toLowerCase())) {
     return false;
   }
+  if (matcher.textMatches !== undefined && !new RegExp(matcher.textMatches).test(fullText)) return false;
   if (matcher.enabled && element.attributes.disabled !== undefined) return false;
   return Object.entries(matcher.attributes ?? {}).every(([name, value]) => element.attributes[name] === value);
 }

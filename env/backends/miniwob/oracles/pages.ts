@@ -107,11 +107,42 @@ const FILE_PATTERN = (extension: string) =>
 const autocomplete: Solver = (intent) => {
   const [start, end] = quoted(intent);
   if (start === undefined) return undefined;
-  const option: ElementMatcher = end === undefined ? { tag: 'li' } : { tag: 'li', textIncludes: end };
+  // The suggestions are printed after the form's Submit button (as list items or their inner boxes, by profile).
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const option: ElementMatcher = { after: 'Submit', textMatches: `^${escaped(start)}.*${end === undefined ? '' : `${escaped(end)}$`}` };
   return [type({ tag: 'input' }, start), click(option), submit];
 };
 
+/** Each menu item with the food types its icons name (the titles printed after its name), as far as the start page shows them. */
+function menuItems(observation: Observation): Map<string, string[]> {
+  const items = new Map<string, string[]>();
+  let current: string[] | undefined;
+  for (const match of observation.html.matchAll(/<div[^>]*> ([^<]+?) <\/div>|<img title="([^"]+)"/g)) {
+    if (match[1] !== undefined) items.set(match[1], (current = []));
+    else current?.push(match[2]!);
+  }
+  return items;
+}
+
+/** order-food: one of each named item, or n of an item of the asked type, each through the "+" after its name; then Order!. */
+const orderFood: Solver = (intent, observation) => {
+  const named = /^Order one of each item: (.+)$/.exec(intent)?.[1]?.split(', ');
+  const byType = /^Order (\d+) items that are (\S+)$/.exec(intent);
+  const typed = byType ? [...menuItems(observation)].find(([, types]) => types.includes(byType[2]!))?.[0] : undefined;
+  const items = named ?? (typed ? Array.from({ length: Number(byType![1]) }, () => typed) : undefined);
+  if (!items) return undefined;
+  const top: ElementMatcher = { tag: 'span', text: '+', after: 'Appetizers' };
+  const order: ElementMatcher = { tag: 'button', text: 'Order!' };
+  const add = (item: string): OracleStep[] => {
+    const plus: ElementMatcher = { tag: 'span', text: '+', after: item.trim() };
+    // The menu scrolls in its box: back to the top, then down until the item's "+" shows.
+    return [{ action: 'Scroll Up', until: top }, { action: 'Scroll Down', until: plus }, click(plus)];
+  };
+  return [...items.flatMap(add), { action: 'Scroll Down', until: order }, click(order)];
+};
+
 export const PAGE_SOLVERS: Readonly<Record<string, Solver>> = {
+  'order-food': orderFood,
   'multi-layouts': movieSearch,
   'multi-orderings': movieSearch,
   'navigate-tree': (intent, observation) => {
