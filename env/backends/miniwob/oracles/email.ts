@@ -6,6 +6,7 @@
  * opens it and acts on it with the email view's controls, each named as the observation names it.
  */
 import type { OracleStep } from '../../../../browser/contract';
+import { TEXT_TASK_TYPES } from '../catalog';
 import { click, quoted, type, type Solver } from '../oracle';
 
 export type EmailAction = { kind: 'delete' | 'important' } | { kind: 'reply'; text: string } | { kind: 'forward'; to: string };
@@ -91,17 +92,7 @@ const solveEmail: Solver = (intent) => {
   return task ? emailPlan(task) : undefined;
 };
 
+/** Every email-inbox type of the text subset. */
 export const EMAIL_SOLVERS: Readonly<Record<string, Solver>> = Object.fromEntries(
-  [
-    'email-inbox',
-    'email-inbox-delete',
-    'email-inbox-forward',
-    'email-inbox-forward-nl',
-    'email-inbox-forward-nl-turk',
-    'email-inbox-important',
-    'email-inbox-nl-turk',
-    'email-inbox-noscroll',
-    'email-inbox-reply',
-    'email-inbox-star-reply',
-  ].map((type) => [type, solveEmail]),
+  TEXT_TASK_TYPES.filter((type) => type.startsWith('email-inbox')).map((type) => [type, solveEmail]),
 );
