@@ -4,24 +4,10 @@
  * matchers the oracle policy resolves against each step's observation (browser/policies/oracle.ts).
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
-import type { ElementMatcher, Observation, ObservedElement, OracleStep } from '../../../browser/contract';
+import type { ElementMatcher, Observation, OracleStep } from '../../../browser/contract';
 import { EMAIL_SOLVERS } from './oracles/email';
 import { PAGE_SOLVERS } from './oracles/pages';
-
-export type Solver = (intent: string, observation: Observation) => OracleStep[] | undefined;
-
-export const quoted = (intent: string): string[] => Array.from(intent.matchAll(/"([^"]*)"/g), (m) => m[1]!);
-export const click = (target: ElementMatcher): OracleStep => ({ action: 'Click', target });
-export const type = (target: ElementMatcher, argument: string): OracleStep => ({ action: 'Type', target, argument });
-export const submit = click({ tag: 'button', text: 'Submit' });
-
-/** A matcher for the element with observation id `id`: its tag and its place among the elements of that tag. */
-export function matcherAt(observation: Observation, id: number): ElementMatcher | undefined {
-  const element = observation.elements.find((e) => e.id === id);
-  if (!element) return undefined;
-  const sameTag = observation.elements.filter((e: ObservedElement) => e.tag === element.tag);
-  return { tag: element.tag, nth: sameTag.indexOf(element) };
-}
+import { click, clickOn, matcherAt, plan, quoted, submit, type, type Solver } from './oracles/steps';
 
 /** The element the observation labels `label` (a checkbox or radio button by its label's text). */
 function labelled(observation: Observation, label: string): ElementMatcher | undefined {
@@ -37,13 +23,6 @@ function closeButton(observation: Observation): ElementMatcher | undefined {
   const match = /title="Close"[^>]*> <\w+ id="(\d+)"/.exec(observation.html);
   return match ? matcherAt(observation, Number(match[1])) : undefined;
 }
-
-/** Every step, or no plan when one of them found no element. */
-export function plan(...steps: (OracleStep | undefined)[]): OracleStep[] | undefined {
-  return steps.every((step): step is OracleStep => step !== undefined) ? steps : undefined;
-}
-
-export const clickOn = (target: ElementMatcher | undefined): OracleStep | undefined => (target ? click(target) : undefined);
 
 /** "Select A, B and click Submit." (or "Select nothing ..."): tick each named box, then submit. */
 const selectAndSubmit: Solver = (intent, observation) => {

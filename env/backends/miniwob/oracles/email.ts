@@ -7,7 +7,7 @@
  */
 import type { OracleStep } from '../../../../browser/contract';
 import { TEXT_TASK_TYPES } from '../catalog';
-import { click, quoted, type, type Solver } from '../oracle';
+import { click, quoted, type, type Solver } from './steps';
 
 export type EmailAction = { kind: 'delete' | 'important' } | { kind: 'reply'; text: string } | { kind: 'forward'; to: string };
 

@@ -6,7 +6,7 @@
  */
 import type { ElementMatcher, Observation, OracleStep } from '../../../../browser/contract';
 import { printedTokens, type PrintedToken } from '../../../../browser/policies/oraclePlan';
-import { click, matcherAt, plan, quoted, submit, type, type Solver } from '../oracle';
+import { click, matcherAt, plan, quoted, submit, type, type Solver } from './steps';
 
 type ElementToken = Extract<PrintedToken, { id: number }>;
 const isElement = (token: PrintedToken): token is ElementToken => 'id' in token;
