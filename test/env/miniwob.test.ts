@@ -125,7 +125,7 @@ describe('miniwob backend', () => {
         console.log = (...parts: unknown[]) => void printed.push(parts.join(' '));
         try {
           await program.parseAsync(
-            ['rollout', '--miniwob', '--miniwob-seeds', `${SEED}:${SEED + 1}`, '--policy', 'oracle', '--concurrency', '2', '--out', out],
+            ['rollout', '--miniwob', '--miniwob-seeds', `${SEED}:${SEED + 1}`, '--policy', 'oracle', '--max-steps', '60', '--concurrency', '2', '--out', out],
             {
               from: 'user',
             },

@@ -7,7 +7,8 @@
 import type { ElementMatcher, Observation, OracleStep } from '../../../browser/contract';
 import { EMAIL_SOLVERS } from './oracles/email';
 import { PAGE_SOLVERS } from './oracles/pages';
-import { click, clickOn, matcherAt, plan, quoted, submit, type, type Solver } from './oracles/steps';
+import { matcherAt, type Solver } from './oracles/solver';
+import { click, clickOn, plan, quoted, submit, type } from './oracles/steps';
 
 /** The element the observation labels `label` (a checkbox or radio button by its label's text). */
 function labelled(observation: Observation, label: string): ElementMatcher | undefined {
@@ -125,7 +126,7 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
 export const ORACLE_TASK_TYPES: readonly string[] = Object.keys(SOLVERS);
 
 /** The oracle plan of one task, if its type has a solver that can read this instance. */
-export function solveMiniwob(taskType: string, intent: string, observation: Observation): OracleStep[] | undefined {
+export function solveMiniwob(taskType: string, intent: string, observation: Observation, scrolled: readonly Observation[] = []): OracleStep[] | undefined {
   const solver = SOLVERS[taskType];
-  return solver ? solver(intent, observation) : undefined;
+  return solver ? solver(intent, observation, scrolled) : undefined;
 }

@@ -7,7 +7,8 @@
  */
 import type { OracleStep } from '../../../../browser/contract';
 import { TEXT_TASK_TYPES } from '../catalog';
-import { click, quoted, type, type Solver } from './steps';
+import type { Solver } from './solver';
+import { click, quoted, type } from './steps';
 
 export type EmailAction = { kind: 'delete' | 'important' } | { kind: 'reply'; text: string } | { kind: 'forward'; to: string };
 

@@ -6,7 +6,8 @@
  */
 import type { ElementMatcher, Observation, OracleStep } from '../../../../browser/contract';
 import { printedTokens, type PrintedToken } from '../../../../browser/policies/oraclePlan';
-import { click, matcherAt, plan, quoted, submit, type, type Solver } from './steps';
+import { matcherAt, type Solver } from './solver';
+import { click, plan, quoted, submit, type } from './steps';
 
 type ElementToken = Extract<PrintedToken, { id: number }>;
 const isElement = (token: PrintedToken): token is ElementToken => 'id' in token;
