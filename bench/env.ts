@@ -9,10 +9,11 @@
  * per second through the browser side's pool, episode loop and oracle policy at concurrency 1 and 4,
  * on a seeded mix of test tasks from every template. Last, MiniWoB++ (the miniwob backend): the oracle
  * over every task type with an oracle plan on seeds 0-4 (tasks loaded as the task source loads them, a
- * task whose page the solver cannot read counts as a failure; 2 episodes at a time), the mean ms per
- * step there, and the size of the text subset.
+ * task whose page the solver cannot read counts as a failure; 2 episodes at a time), its success per
+ * type (the check that each listed type is solvable from the observation), the mean ms per step there,
+ * and the size of the text subset.
  * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200]
- *      [webarena tasks per site, default 12; 0: every test task].
+ *      [webarena tasks per site, default 12; 0: every test task]; `--only miniwob` runs the MiniWoB++ part alone.
  * Ends with one `BENCH <name> <value> <unit>` line per figure.
  */
 import { chromium } from 'playwright-core';
@@ -39,10 +40,61 @@ import { ensureMiniwobPages } from '../env/backends/miniwob/package';
 import { loadMiniwobTasks } from '../env/backends/miniwob/tasks';
 import { toEpisodeTask as miniwobEpisodeTask } from '../env/tasks/episodeTask';
 import { serveDirectory } from '../browser/staticServer';
+import { formatSuiteScore, miniwobSuiteScore } from '../env/backends/miniwob/suiteScore';
 
-const EPISODES = Number(process.argv[2] ?? 30);
-const RESETS = Number(process.argv[3] ?? 200);
-const WEBARENA_PER_SITE = Number(process.argv[4] ?? 12);
+const args = process.argv.slice(2);
+const only = args.indexOf('--only');
+if (only >= 0 && args[only + 1] !== 'miniwob') throw new Error(`--only takes miniwob (the one part that runs alone), got ${args[only + 1] ?? 'nothing'}`);
+const MINIWOB_ONLY = only >= 0;
+const positional = MINIWOB_ONLY ? args.filter((_, i) => i !== only && i !== only + 1) : args;
+const EPISODES = Number(positional[0] ?? 30);
+const RESETS = Number(positional[1] ?? 200);
+const WEBARENA_PER_SITE = Number(positional[2] ?? 12);
+const MINIWOB_SEEDS = [0, 1, 2, 3, 4];
+
+/** MiniWoB++: the oracle on every type with a plan, 5 seeds each, per type and in all, and the time per step; its BENCH lines. */
+async function miniwobBench(): Promise<string[]> {
+  const pages = await ensureMiniwobPages();
+  const server = await serveDirectory(pages.root);
+  const tasks = await loadMiniwobTasks(
+    ORACLE_TASK_TYPES.flatMap((type) => MINIWOB_SEEDS.map((seed) => ({ type, seed }))),
+    null,
+  );
+  const pool = await BrowserPool.start({ size: 2 });
+  const environment = new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs: null });
+  const started = performance.now();
+  const results = await Promise.all(
+    tasks.map((task) => (task.oracle ? pool.runEpisode({ task: miniwobEpisodeTask(task, {}), policy: createOraclePolicy(), environment }) : undefined)),
+  );
+  const ms = performance.now() - started;
+  await pool.close();
+  await server.close();
+  const steps = results.reduce((n, r) => n + (r?.outcome.steps ?? 0), 0);
+  results.forEach((r, i) => {
+    if (r?.outcome.score !== 1)
+      console.log(`  miniwob not solved: ${tasks[i]!.task_id} ${r ? `${r.outcome.reason} ${r.outcome.detail ?? ''}` : '(no oracle plan for this instance)'}`);
+  });
+  const suite = miniwobSuiteScore(tasks.map((task, i) => ({ taskId: task.task_id, score: results[i]?.outcome.score ?? 0, infraFailure: false })));
+  const solved = suite.types.reduce((n, t) => n + t.successes, 0);
+  console.log(formatSuiteScore(suite));
+  const unchecked = TEXT_TASK_TYPES.filter((type) => !ORACLE_TASK_TYPES.includes(type));
+  console.log(`miniwob: ${solved}/${tasks.length} oracle episodes solved (${ORACLE_TASK_TYPES.length} types x ${MINIWOB_SEEDS.length} seeds, ${steps} steps)`);
+  console.log(
+    `miniwob: every seed solved for ${suite.types.filter((t) => t.rate === 1).length} of ${TEXT_TASK_TYPES.length} listed types; no oracle yet: ${unchecked.join(', ')}`,
+  );
+  return [
+    `BENCH env.miniwob.oracle_success ${(solved / tasks.length).toFixed(3)} fraction`,
+    `BENCH env.miniwob.oracle_types ${ORACLE_TASK_TYPES.length} types`,
+    `BENCH env.miniwob.solved_types ${suite.types.filter((t) => t.rate === 1).length} types`,
+    `BENCH env.miniwob.task_types ${TEXT_TASK_TYPES.length} types`,
+    `BENCH env.miniwob.step_ms ${(ms / Math.max(1, steps)).toFixed(1)} ms`,
+  ];
+}
+
+if (MINIWOB_ONLY) {
+  for (const line of await miniwobBench()) console.log(line);
+  process.exit(0);
+}
 
 const sites = await startEmbeddedSites();
 const tasks = new Rng(7).shuffle(generateTasks('test'));
@@ -137,34 +189,6 @@ const c1 = await throughput(1, EPISODES);
 const c4 = await throughput(4, EPISODES * 2);
 await sites.stop();
 
-// MiniWoB++: the oracle on every type with a plan, 5 seeds each, and the time per step.
-const miniwobPages = await ensureMiniwobPages();
-const miniwobServer = await serveDirectory(miniwobPages.root);
-const miniwobTasks = await loadMiniwobTasks(
-  ORACLE_TASK_TYPES.flatMap((type) => [0, 1, 2, 3, 4].map((seed) => ({ type, seed }))),
-  null,
-);
-const miniwobPool = await BrowserPool.start({ size: 2 });
-const miniwobEnv = new MiniwobEnvironment({ root: miniwobPages.root, baseUrl: miniwobServer.url, timeLimitMs: null });
-const miniwobStarted = performance.now();
-const miniwobResults = await Promise.all(
-  miniwobTasks.map((task) =>
-    task.oracle ? miniwobPool.runEpisode({ task: miniwobEpisodeTask(task, {}), policy: createOraclePolicy(), environment: miniwobEnv }) : undefined,
-  ),
-);
-const miniwobMs = performance.now() - miniwobStarted;
-await miniwobPool.close();
-await miniwobServer.close();
-const miniwobSteps = miniwobResults.reduce((n, r) => n + (r?.outcome.steps ?? 0), 0);
-const miniwobSolved = miniwobResults.filter((r) => r?.outcome.score === 1).length;
-miniwobResults.forEach((r, i) => {
-  if (r?.outcome.score !== 1)
-    console.log(
-      `  miniwob not solved: ${miniwobTasks[i]!.task_id} ${r ? `${r.outcome.reason} ${r.outcome.detail ?? ''}` : '(no oracle plan for this instance)'}`,
-    );
-});
-console.log(`miniwob: ${miniwobSolved}/${miniwobTasks.length} oracle episodes solved (${ORACLE_TASK_TYPES.length} types x 5 seeds, ${miniwobSteps} steps)`);
-
 console.log(`BENCH env.webarena.oracle_success ${(webarenaRun.solved / exported.length).toFixed(3)} fraction`);
 console.log(`BENCH env.webarena.step_ms ${webarenaRun.stepMs.toFixed(1)} ms`);
 console.log(`BENCH env.webarena_verified.oracle_success ${(verifiedRun.solved / exportedVerified.length).toFixed(3)} fraction`);
@@ -174,6 +198,4 @@ for (const [site, ms] of Object.entries(resetMsBySite)) console.log(`BENCH env.r
 console.log(`BENCH env.reset_ms ${resetMs.toFixed(2)} ms`);
 console.log(`BENCH env.oracle_episodes_per_s.c1 ${c1.toFixed(2)} episodes/s`);
 console.log(`BENCH env.oracle_episodes_per_s.c4 ${c4.toFixed(2)} episodes/s`);
-console.log(`BENCH env.miniwob.oracle_success ${(miniwobSolved / miniwobTasks.length).toFixed(3)} fraction`);
-console.log(`BENCH env.miniwob.task_types ${TEXT_TASK_TYPES.length} types`);
-console.log(`BENCH env.miniwob.step_ms ${(miniwobMs / Math.max(1, miniwobSteps)).toFixed(1)} ms`);
+for (const line of await miniwobBench()) console.log(line);

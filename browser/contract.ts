@@ -55,15 +55,28 @@ export interface ElementMatcher {
   tag?: string;
   text?: string;
   textIncludes?: string;
+  /** A regular expression the full text matches (an option that ends with given letters). */
+  textMatches?: string;
   attributes?: Record<string, string>;
+  /** Only elements printed after the observation's first text run equal to this text (the link after "Address:"). */
+  after?: string;
+  /** The name the observation prints for an element without text (an icon's `data-label`, or `title` in the webrl profile). */
+  label?: string;
+  /** Only elements without a `disabled` attribute. */
+  enabled?: boolean;
   nth?: number;
 }
 
-/** One step of an oracle solution; the oracle policy resolves `target` to an id at run time. */
+/**
+ * One step of an oracle solution; the oracle policy resolves `target` to an id at run time
+ * (browser/policies/oraclePlan.ts). A step with `until` is taken again each round until that matcher finds
+ * an element (not at all when it already does); `argumentFrom` is a regular expression over the page's
+ * text whose first group replaces `$1` in the argument.
+ */
 export type OracleStep =
-  | { action: 'Click' | 'Hover'; target: ElementMatcher }
-  | { action: 'Type' | 'Search' | 'Select Dropdown Option'; target: ElementMatcher; argument: string }
-  | { action: 'Scroll Up' | 'Scroll Down' | 'Press Enter' | 'Go Backward' | 'Go Forward' }
+  | { action: 'Click' | 'Hover'; target: ElementMatcher; until?: ElementMatcher }
+  | { action: 'Type' | 'Search' | 'Select Dropdown Option'; target: ElementMatcher; argument: string; argumentFrom?: string }
+  | { action: 'Scroll Up' | 'Scroll Down' | 'Press Enter' | 'Go Backward' | 'Go Forward'; until?: ElementMatcher }
   | { action: 'exit'; message: string };
 
 /** The part of a WebArena-format task the episode loop needs. */

@@ -12,15 +12,24 @@ const elementMatcher = z.strictObject({
   tag: z.string().optional(),
   text: z.string().optional(),
   textIncludes: z.string().optional(),
+  textMatches: z.string().optional(),
   attributes: z.record(z.string(), z.string()).optional(),
+  after: z.string().optional(),
+  label: z.string().optional(),
+  enabled: z.boolean().optional(),
   nth: z.number().int().nonnegative().optional(),
 });
 
 /** The OracleStep type of the contract, as a schema (validates oracle plans read from files). */
 export const oracleStepSchema: z.ZodType<OracleStep> = z.union([
-  z.strictObject({ action: z.enum(['Click', 'Hover']), target: elementMatcher }),
-  z.strictObject({ action: z.enum(['Type', 'Search', 'Select Dropdown Option']), target: elementMatcher, argument: z.string() }),
-  z.strictObject({ action: z.enum(['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward']) }),
+  z.strictObject({ action: z.enum(['Click', 'Hover']), target: elementMatcher, until: elementMatcher.optional() }),
+  z.strictObject({
+    action: z.enum(['Type', 'Search', 'Select Dropdown Option']),
+    target: elementMatcher,
+    argument: z.string(),
+    argumentFrom: z.string().optional(),
+  }),
+  z.strictObject({ action: z.enum(['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward']), until: elementMatcher.optional() }),
   z.strictObject({ action: z.literal('exit'), message: z.string() }),
 ]);
 

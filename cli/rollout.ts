@@ -4,7 +4,9 @@
  * `summary.json` under --out, shows progress, prints each outcome and a summary. The tasks come from a task file (`--tasks`: plain tasks run on their start URLs,
  * optionally a served fixture directory, and are scored by the static environment; the environment is
  * pluggable with `createEnvironment`) or from the embedded environment (`--split`: its generated tasks,
- * run on the four embedded sites started here and scored by their evaluators). The policy may be a
+ * run on the four embedded sites started here and scored by their evaluators) or from MiniWoB++
+ * (`--miniwob`: every text task type, or the ones named, on a seed range; scored by the pages, with the
+ * per-type success and the mean over types printed as papers report them). The policy may be a
  * trained ONNX actor (`--policy actor --checkpoint FILE`), e.g. a campaign's phase checkpoint.
  * The exit code is 1 when any episode ended as an infrastructure failure (those should be retried).
  */
@@ -30,6 +32,12 @@ import { LocalTraceSink } from '../browser/traces';
 import { startEmbeddedSites } from '../env/embeddedSites';
 import { EmbeddedEnvironment, toEpisodeTask } from '../env/embedded';
 import { DEFAULT_SEED } from '../env/world';
+import { EXCLUDED_TASK_TYPES, isTextTaskType, TEXT_TASK_TYPES } from '../env/backends/miniwob/catalog';
+import { MiniwobEnvironment } from '../env/backends/miniwob/environment';
+import { ensureMiniwobPages } from '../env/backends/miniwob/package';
+import { formatSuiteScore, miniwobSuiteScore, suiteScoreBenchLines } from '../env/backends/miniwob/suiteScore';
+import { loadMiniwobTasks } from '../env/backends/miniwob/tasks';
+import { toEpisodeTask as storedEpisodeTask } from '../env/tasks/episodeTask';
 import { Actor } from '../models/actor';
 import { createActorPolicy } from '../models/actorPolicy';
 import { loadModel } from '../models/checkpoint';
@@ -51,6 +59,9 @@ export interface RolloutCommandDeps {
 interface RolloutOptions {
   tasks?: string;
   split?: string;
+  miniwob?: string | true;
+  miniwobSeeds: { from: number; to: number };
+  timeLimit: number | 'page';
   site?: string;
   limit?: number;
   worldSeed: number;
@@ -77,6 +88,19 @@ function positiveInteger(value: string): number {
   return number;
 }
 
+function seedRange(value: string): { from: number; to: number } {
+  const match = /^(\d+):(\d+)$/.exec(value);
+  if (!match || Number(match[2]) <= Number(match[1])) throw new InvalidArgumentError('expected FROM:TO with TO > FROM, e.g. 1000:1003');
+  return { from: Number(match[1]), to: Number(match[2]) };
+}
+
+function timeLimit(value: string): number | 'page' {
+  if (value === 'page') return value;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError("expected 'page' or a number of seconds");
+  return seconds;
+}
+
 function finiteNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number)) throw new InvalidArgumentError('expected a number');
@@ -87,7 +111,9 @@ async function createPolicy(options: RolloutOptions, tasks: PolicyTask[]): Promi
   switch (options.policy) {
     case 'oracle': {
       const missing = tasks.filter((t) => !t.oracle).map((t) => t.task_id);
-      if (missing.length > 0) throw new Error(`--policy oracle needs an oracle plan; tasks without one: ${missing.join(', ')}`);
+      // A suite is scored whole: its tasks without a plan are failures of the oracle, as of any policy.
+      if (missing.length > 0 && options.miniwob !== undefined) console.log(`${missing.length} tasks have no oracle plan: they count as failures`);
+      else if (missing.length > 0) throw new Error(`--policy oracle needs an oracle plan; tasks without one: ${missing.join(', ')}`);
       return createOraclePolicy();
     }
     case 'random':
@@ -178,8 +204,34 @@ async function fileSource(options: RolloutOptions & { tasks: string }, deps: Rol
   }
 }
 
+/** `--miniwob`: MiniWoB++ task types (all of the text subset, or the ones named) on the seed range, served here. */
+async function miniwobSource(options: RolloutOptions): Promise<TaskSource> {
+  const types = options.miniwob === true || options.miniwob === undefined ? [...TEXT_TASK_TYPES] : options.miniwob.split(',').map((t) => t.trim());
+  for (const type of types) {
+    if (type in EXCLUDED_TASK_TYPES) throw new Error(`--miniwob: task type ${type} is left out of the text subset: ${EXCLUDED_TASK_TYPES[type]}`);
+    if (!isTextTaskType(type)) throw new Error(`--miniwob: miniwob has no task type ${type}`);
+  }
+  const timeLimitMs = options.timeLimit === 'page' ? null : options.timeLimit * 1000;
+  const refs = types.flatMap((type) =>
+    Array.from({ length: options.miniwobSeeds.to - options.miniwobSeeds.from }, (_, i) => ({ type, seed: options.miniwobSeeds.from + i })),
+  );
+  const tasks = await loadMiniwobTasks(refs, timeLimitMs);
+  const pages = await ensureMiniwobPages();
+  const server = await serveDirectory(pages.root);
+  return {
+    tasks: tasks.map((task) => storedEpisodeTask(task, {})),
+    environment: new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs }),
+    close: () => server.close(),
+  };
+}
+
 async function taskSource(options: RolloutOptions, deps: RolloutCommandDeps): Promise<TaskSource> {
-  if ((options.tasks === undefined) === (options.split === undefined)) throw new Error('give either --tasks FILE or --split train|test');
+  const sources = [options.tasks, options.split, options.miniwob].filter((source) => source !== undefined).length;
+  if (sources !== 1) throw new Error('give one of --tasks FILE, --split train|test or --miniwob [types]');
+  if (options.miniwob !== undefined) {
+    if (options.serve || options.site !== undefined || options.limit !== undefined) throw new Error('--serve, --site and --limit do not go with --miniwob');
+    return miniwobSource(options);
+  }
   if (options.split !== undefined) {
     if (options.serve) throw new Error('--serve goes with --tasks; --split runs on the embedded sites');
     return embeddedSource({ ...options, split: options.split });
@@ -250,6 +302,12 @@ async function runEpisodes(options: RolloutOptions, { tasks, environment }: Task
       .map(([r, n]) => `${r} ${n}`)
       .join(', ')}`,
   );
+  if (options.miniwob !== undefined) {
+    const suite = miniwobSuiteScore(outcomes);
+    await writeFile(join(out, 'suite.json'), `${JSON.stringify(suite, null, 2)}\n`);
+    console.log(formatSuiteScore(suite));
+    for (const line of suiteScoreBenchLines(suite)) console.log(line);
+  }
   console.log(`traces: ${join(out, 'traces')}`);
   if (summary.infraFailures > 0) process.exitCode = 1;
 }
@@ -260,6 +318,9 @@ export function registerRolloutCommand(program: Command, deps: RolloutCommandDep
     .description('run tasks in the browser with a policy and write their traces')
     .option('--tasks <file>', 'task file (JSON array of {task_id, intent, start_url, oracle?})')
     .option('--split <split>', "instead of --tasks: the embedded environment's train or test tasks, on its sites")
+    .option('--miniwob [types]', 'instead of --tasks: MiniWoB++ task types (comma-separated; none: the whole text subset), scored per type and over types')
+    .option('--miniwob-seeds <from:to>', 'seeds of each MiniWoB++ type, to exclusive (with --miniwob)', seedRange, { from: 1000, to: 1003 })
+    .option('--time-limit <seconds>', "an episode's time on a MiniWoB++ page: 'page' (its own, 10 to 30 s) or seconds (with --miniwob)", timeLimit, 'page')
     .option('--site <site>', 'only the embedded tasks on this site (with --split)')
     .option('--limit <n>', 'only the first n embedded tasks (with --split)', positiveInteger)
     .option('--world-seed <n>', 'seed of the embedded sites and their tasks (with --split)', parseSeed, DEFAULT_SEED)

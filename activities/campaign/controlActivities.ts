@@ -16,6 +16,7 @@ import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
 import { servedRecordKey } from './deployActivities';
 import type { RolesFor, ServedModelRecord } from './roles';
+import { miniwobSuiteScore, type SuiteScore } from '../../env/backends/miniwob/suiteScore';
 
 /** Ids of generated tasks: clear of the splits' ids (test from 0, train from 10,000). */
 const GENERATED_ID_BASE = 1_000_000;
@@ -25,6 +26,8 @@ export interface EvaluationResult {
   successRate: number;
   perSite: Record<string, number>;
   tasks: Array<{ taskId: string; site: string; score: number; steps: number; answer: string | null }>;
+  /** MiniWoB++ test tasks' success per task type and the mean over types, as papers report them (docs/miniwob.md). */
+  miniwob?: SuiteScore;
 }
 
 export function createControlActivities(deps: { ctx: CampaignContext; roles: RolesFor }): ControlActivities {
@@ -144,6 +147,8 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
           perSite: Object.fromEntries([...bySite.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([site, scores]) => [site, mean(scores)])),
           tasks: rows.map((r) => ({ taskId: r.taskId, site: r.site, score: r.score, steps: r.steps, answer: r.answer })),
         };
+        const suite = miniwobSuiteScore(rows.map((r) => ({ taskId: r.taskId, score: r.score, infraFailure: false })));
+        if (suite.types.length > 0) result.miniwob = suite;
         const evaluation = ctx.key(input, 'eval.json');
         const object = await ctx.store.putJson(evaluation, result);
         return { objects: [object], data: { evaluation, successRate: result.successRate, perSite: result.perSite } };

@@ -88,6 +88,53 @@ describe('oracle policy', () => {
     assert.equal((await policy.act(input(['a', 'b', 'c'], plan))).response, 'exit(message="")');
   });
 
+  test('matchers read the printed page: the element after a text, an icon by its printed name, enabled controls, a text pattern', () => {
+    const html =
+      '<html> <body> <span> Phone: </span> <a id="0"> 555-1234 </a> <span> Address: </span> <a id="2"> 1 Elm St </a> ' +
+      '<span id="4" data-label="send"> </span> <button id="3" title="star"> </button> </body> </html>';
+    const elements = [element(0, 'a', '555-1234'), element(2, 'a', '1 Elm St'), element(3, 'button', '', { disabled: '' }), element(4, 'span', '')];
+    assert.equal(resolveMatcher({ tag: 'a', after: 'Address:' }, elements, html), 2);
+    assert.equal(resolveMatcher({ tag: 'a', after: 'Nowhere:' }, elements, html), undefined);
+    assert.equal(resolveMatcher({ label: 'send' }, elements, html), 4);
+    assert.equal(resolveMatcher({ label: 'star' }, elements, html), 3, 'the webrl profile prints the name as title');
+    assert.equal(resolveMatcher({ label: 'star', enabled: true }, elements, html), undefined);
+    assert.equal(resolveMatcher({ textMatches: 'St$' }, elements, html), 2);
+  });
+
+  test('a step with `until` repeats until its matcher finds an element, none when it already does; `argumentFrom` reads the page', async () => {
+    const policy = createOraclePolicy();
+    const task = {
+      task_id: 'pages',
+      intent: 'Open the contact of Ada, then type the file name the page lists',
+      start_url: 'http://127.0.0.1/',
+      oracle: [
+        { action: 'Click' as const, target: { text: 'next' }, until: { text: 'Ada' } },
+        { action: 'Scroll Down' as const, until: { text: 'Ada' } },
+        { action: 'Type' as const, target: { tag: 'input' }, argument: 'rm $1', argumentFrom: String.raw`files: (?:\S+ )*?(\S+\.gif)` },
+      ],
+    };
+    const page = (name: string): Observation => ({
+      url: 'http://127.0.0.1/',
+      title: '',
+      html: `<html> <body> <a id="0"> next </a> <a id="1"> ${name} </a> files: a.txt b.gif <input id="2"> </input> </body> </html>`,
+      elements: [element(0, 'a', 'next'), element(1, 'a', name), element(2, 'input', '')],
+    });
+    const history: PolicyInput['history'][number][] = [];
+    const act = async (name: string) => {
+      const { response } = await policy.act({ task, observation: page(name), history });
+      history.push({ response, action: null });
+      return response;
+    };
+    assert.match(await act('Bob'), /do\(action="Click", element="0"\)$/);
+    assert.match(await act('Cy'), /do\(action="Click", element="0"\)$/, 'the step repeats while Ada does not show');
+    assert.match(await act('Ada'), /do\(action="Type", argument="rm b\.gif", element="2"\)$/, 'both `until` steps are done once Ada shows');
+    assert.equal(await act('Ada'), 'exit(message="")');
+    await assert.rejects(
+      createOraclePolicy().act({ task: { ...task, oracle: [task.oracle[2]!] }, observation: { ...page('Ada'), html: '<html> </html>' }, history: [] }),
+      /the page's text does not match files: /,
+    );
+  });
+
   test('a step whose target matches nothing is a PolicyError naming the matcher', async () => {
     await assert.rejects(createOraclePolicy().act(input([], [{ action: 'Click', target: { text: 'Checkout' } }])), /no element matches \{"text":"Checkout"\}/);
     await assert.rejects(createOraclePolicy().act(input()), /has no oracle plan/);

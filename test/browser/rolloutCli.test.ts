@@ -173,7 +173,13 @@ describe('webrl rollout', () => {
   });
 
   test('task sources and the actor policy are checked before anything starts', async () => {
-    await assert.rejects(rollout(['--out', join(dir, 'none')]), /give either --tasks FILE or --split train\|test/);
+    await assert.rejects(rollout(['--out', join(dir, 'none')]), /give one of --tasks FILE, --split train\|test or --miniwob \[types\]/);
+    await assert.rejects(
+      rollout(['--miniwob', 'drag-box', '--out', join(dir, 'drag')]),
+      /--miniwob: task type drag-box is left out of the text subset: needs dragging/,
+    );
+    await assert.rejects(rollout(['--miniwob', 'no-such-task', '--out', join(dir, 'nosuch')]), /--miniwob: miniwob has no task type no-such-task/);
+    await assert.rejects(rollout(['--miniwob', '--miniwob-seeds', '5:5', '--out', join(dir, 'seeds')]), /expected FROM:TO with TO > FROM/);
     await assert.rejects(rollout(['--split', 'dev', '--out', join(dir, 'dev')]), /--split must be train or test, got dev/);
     await assert.rejects(rollout(['--split', 'test', '--site', 'wiki', '--out', join(dir, 'wiki')]), /unknown site wiki/);
     await assert.rejects(rollout(['--split', 'test', '--policy', 'actor', '--limit', '1', '--out', join(dir, 'nockpt')]), /--policy actor needs --checkpoint/);

@@ -66,7 +66,9 @@ export function episodeScript(seed: number, timeLimitMs: number | null): string 
       };
       core.startEpisodeReal();
       core.startEpisodeReal = function () {};
-      state.query = core.getUtterance();
+      // The NL pages (email-inbox-nl-turk, ...) return {utterance, fields} outside test mode; the instruction is the utterance.
+      const utterance = core.getUtterance();
+      state.query = typeof utterance === 'string' ? utterance : String((utterance && utterance.utterance) || '');
     };
   });
 })();`;

@@ -5,13 +5,11 @@
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
 import type { ElementMatcher, Observation, OracleStep } from '../../../browser/contract';
+import { EMAIL_SOLVERS } from './oracles/email';
+import { PAGE_SOLVERS } from './oracles/pages';
 import { matcherAt, type Solver } from './oracles/solver';
 import { WIDGET_SOLVERS } from './oracles/widgets';
-
-const quoted = (intent: string): string[] => Array.from(intent.matchAll(/"([^"]*)"/g), (m) => m[1]!);
-const click = (target: ElementMatcher): OracleStep => ({ action: 'Click', target });
-const type = (target: ElementMatcher, argument: string): OracleStep => ({ action: 'Type', target, argument });
-const submit = click({ tag: 'button', text: 'Submit' });
+import { click, clickOn, plan, quoted, submit, type } from './oracles/steps';
 
 /** The element the observation labels `label` (a checkbox or radio button by its label's text). */
 function labelled(observation: Observation, label: string): ElementMatcher | undefined {
@@ -27,13 +25,6 @@ function closeButton(observation: Observation): ElementMatcher | undefined {
   const match = /title="Close"[^>]*> <\w+ id="(\d+)"/.exec(observation.html);
   return match ? matcherAt(observation, Number(match[1])) : undefined;
 }
-
-/** Every step, or no plan when one of them found no element. */
-function plan(...steps: (OracleStep | undefined)[]): OracleStep[] | undefined {
-  return steps.every((step): step is OracleStep => step !== undefined) ? steps : undefined;
-}
-
-const clickOn = (target: ElementMatcher | undefined): OracleStep | undefined => (target ? click(target) : undefined);
 
 /** "Select A, B and click Submit." (or "Select nothing ..."): tick each named box, then submit. */
 const selectAndSubmit: Solver = (intent, observation) => {
@@ -130,6 +121,8 @@ export const SOLVERS: Readonly<Record<string, Solver>> = {
     if (username === undefined || password === undefined) return undefined;
     return [type({ tag: 'input', nth: 0 }, username), type({ tag: 'input', nth: 1 }, password), click({ tag: 'button', text: 'Login' })];
   },
+  ...EMAIL_SOLVERS,
+  ...PAGE_SOLVERS,
 };
 
 export const ORACLE_TASK_TYPES: readonly string[] = Object.keys(SOLVERS);
