@@ -38,7 +38,7 @@ function success(tasks: EvaluatedTask[]): Success {
  * Pairs of the tasks evaluated both before and after, by task id. The task id is the pair's cluster,
  * so pairs of the same task from several campaign seeds, pooled, are resampled together.
  */
-export function pairByTask(before: EvaluatedTask[], after: EvaluatedTask[]): Pair[] {
+export function pairByTask(before: Pick<EvaluatedTask, 'taskId' | 'score'>[], after: Pick<EvaluatedTask, 'taskId' | 'score'>[]): Pair[] {
   const earlier = new Map(before.map((task) => [task.taskId, solved(task.score)]));
   return after
     .filter((task) => earlier.has(task.taskId))

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { learningFigures } from '../bench/learningFigures';
 import { phaseEvidence, pairByTask, type EvaluatedTask } from '../campaign/evidence';
 import { phaseHelpHtml } from '../campaign/htmlReport';
 import { renderEvidenceText, renderSuccessChartSvg } from '../campaign/report';
@@ -177,4 +178,43 @@ test('the reports show the intervals: the text table, the chart and the phase pa
   assert.match(page, /Against phase 1, over the 6 tasks both evaluated: -16\.7 \[[^\]]+\] points \(95% interval\), 0 solved now and not then, 1 the other way/);
   assert.match(page, /<td>enter-text<\/td><td>3<\/td><td>66\.7% \[/);
   assert.match(phaseHelpHtml(undefined), /stored no per-task outcomes/);
+});
+
+test("bench:learning's figures: success over the seeds, and the gain over SFT with its interval pooled over both seeds' pairs", () => {
+  const scores = (cb1: number, cb2: number, et1: number, et2: number) => [
+    task('click-button', 1, cb1),
+    task('click-button', 2, cb2),
+    task('enter-text', 1, et1),
+    task('enter-text', 2, et2),
+  ];
+  const runs = [
+    { phases: [scores(1, 0, 0, 0), scores(1, 1, 0, 0), scores(1, 1, 1, 0)], zeroShot: scores(0, 0, 0, 0) },
+    { phases: [scores(1, 1, 0, 0), scores(1, 1, 0, 0), scores(1, 0, 1, 0)] },
+  ];
+  const figures = learningFigures(runs, ['click-button', 'enter-text'], 3);
+  const value = Object.fromEntries(figures.map(([name, v]) => [name, v]));
+  assert.deepEqual(
+    figures.slice(0, 9).map(([name, , unit]) => `${name} ${unit}`),
+    [
+      'learning.zero_shot success',
+      'learning.sft success',
+      'learning.phase1 success',
+      'learning.phase2 success',
+      'learning.final success',
+      'learning.gain_over_sft points',
+      'learning.gain_over_sft.ci_low points',
+      'learning.gain_over_sft.ci_high points',
+      'learning.eval_episodes episodes',
+    ],
+  );
+  assert.equal(value['learning.zero_shot'], 0);
+  assert.equal(value['learning.sft'], (0.25 + 0.5) / 2);
+  assert.equal(value['learning.final'], (0.75 + 0.5) / 2);
+  // 8 pooled pairs, 3 improved and 1 worsened: +25 points, the final minus SFT above.
+  assert.equal(value['learning.gain_over_sft'], 25);
+  assert.ok(value['learning.gain_over_sft.ci_low']! < 25 && value['learning.gain_over_sft.ci_high']! > 25);
+  assert.equal(value['learning.eval_episodes'], 4);
+  assert.equal(value['learning.click-button.final'], 0.75);
+  assert.equal(value['learning.enter-text.sft'], 0);
+  assert.throws(() => learningFigures([runs[1]!], [], 3), /no zero-shot evaluation/);
 });
