@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { learningFigures } from '../bench/learningFigures';
-import { phaseEvidence, pairByTask, type EvaluatedTask } from '../campaign/evidence';
+import { phaseEvidence, pairByTask, type EvaluatedTask, type PhaseEvidence } from '../campaign/evidence';
 import { phaseHelpHtml } from '../campaign/htmlReport';
 import { renderEvidenceText, renderSuccessChartSvg } from '../campaign/report';
 import { exactMcNemarP, pairedDifference, wilsonInterval, type Pair } from '../campaign/statistics';
@@ -77,44 +77,15 @@ test('the paired bootstrap interval: reproducible, where the normal approximatio
   assert.equal(unchanged.pValue, 1);
 });
 
-const task = (type: string, seed: number, score: number): EvaluatedTask => ({ taskId: `miniwob:${type}:${seed}`, site: 'miniwob', score });
+/** An evaluation's tasks from each type's outcomes in seed order (`miniwob:<type>:1`, `:2`, ...). */
+const outcomes = (byType: Record<string, number[]>): EvaluatedTask[] =>
+  Object.entries(byType).flatMap(([type, scores]) => scores.map((score, i) => ({ taskId: `miniwob:${type}:${i + 1}`, site: 'miniwob', score })));
 
 /** SFT solves 1 of 6; phase 1 solves 4 (3 improved, none worsened); phase 2 loses one and evaluates an extra task. */
 const EVALUATIONS = [
-  {
-    phase: 0,
-    tasks: [
-      task('click-button', 1, 1),
-      task('click-button', 2, 0),
-      task('click-button', 3, 0),
-      task('click-button', 4, 0),
-      task('enter-text', 1, 0),
-      task('enter-text', 2, 0),
-    ],
-  },
-  {
-    phase: 1,
-    tasks: [
-      task('click-button', 1, 1),
-      task('click-button', 2, 1),
-      task('click-button', 3, 1),
-      task('click-button', 4, 0),
-      task('enter-text', 1, 0),
-      task('enter-text', 2, 1),
-    ],
-  },
-  {
-    phase: 2,
-    tasks: [
-      task('click-button', 1, 1),
-      task('click-button', 2, 1),
-      task('click-button', 3, 0),
-      task('click-button', 4, 0),
-      task('enter-text', 1, 0),
-      task('enter-text', 2, 1),
-      task('enter-text', 3, 1),
-    ],
-  },
+  { phase: 0, tasks: outcomes({ 'click-button': [1, 0, 0, 0], 'enter-text': [0, 0] }) },
+  { phase: 1, tasks: outcomes({ 'click-button': [1, 1, 1, 0], 'enter-text': [0, 1] }) },
+  { phase: 2, tasks: outcomes({ 'click-button': [1, 1, 0, 0], 'enter-text': [0, 1, 1] }) },
 ];
 
 test('each phase is compared task by task with SFT and with the phase before it, overall and per task type', () => {
@@ -142,18 +113,10 @@ test('each phase is compared task by task with SFT and with the phase before it,
   assert.deepEqual([second!.byGroup['enter-text']!.successes, second!.vsSft!.byGroup['enter-text']!.pairs], [2, 2]);
 });
 
-const summary = (phase: number, successRate: number): PhaseSummary => ({
-  phase,
-  manifestKey: `campaigns/c/phase-${phase}/manifest.json`,
-  successRate,
-  perSite: { miniwob: successRate },
-  tasksGenerated: 0,
-  tasksKept: 0,
-  trajectories: 0,
-  rolloutSuccesses: 0,
-  trainingSteps: 0,
-  replayedSteps: 0,
-});
+/** The phase summaries the chart draws, from the evaluations' own success rates. */
+const summaries = (evidence: PhaseEvidence[]): PhaseSummary[] =>
+  evidence.map((e) => ({ phase: e.phase, manifestKey: `m${e.phase}`, successRate: e.overall.rate, perSite: {}, ...ZERO_COUNTS }));
+const ZERO_COUNTS = { tasksGenerated: 0, tasksKept: 0, trajectories: 0, rolloutSuccesses: 0, trainingSteps: 0, replayedSteps: 0 };
 
 test('the reports show the intervals: the text table, the chart and the phase page', () => {
   const evidence = phaseEvidence('c', EVALUATIONS);
@@ -167,10 +130,10 @@ test('the reports show the intervals: the text table, the chart and the phase pa
   assert.match(text, /^\s*2 enter-text\s+3\s+66\.7% /m);
   assert.equal(renderEvidenceText([]), '');
 
-  const svg = renderSuccessChartSvg('t', [summary(0, 1 / 6), summary(1, 4 / 6), summary(2, 4 / 7)], evidence);
+  const svg = renderSuccessChartSvg('t', summaries(evidence), evidence);
   assert.equal([...svg.matchAll(/<g class="interval">/g)].length, 3, 'a bar per evaluated phase');
   assert.match(svg, /bars: 95% interval/);
-  assert.doesNotMatch(renderSuccessChartSvg('t', [summary(0, 0.5)]), /class="interval"/);
+  assert.doesNotMatch(renderSuccessChartSvg('t', summaries(evidence)), /class="interval"/);
 
   const page = phaseHelpHtml(evidence[2]);
   assert.match(page, /<h2>Did this phase help\?<\/h2>/);
@@ -181,12 +144,7 @@ test('the reports show the intervals: the text table, the chart and the phase pa
 });
 
 test("bench:learning's figures: success over the seeds, and the gain over SFT with its interval pooled over both seeds' pairs", () => {
-  const scores = (cb1: number, cb2: number, et1: number, et2: number) => [
-    task('click-button', 1, cb1),
-    task('click-button', 2, cb2),
-    task('enter-text', 1, et1),
-    task('enter-text', 2, et2),
-  ];
+  const scores = (cb1: number, cb2: number, et1: number, et2: number) => outcomes({ 'click-button': [cb1, cb2], 'enter-text': [et1, et2] });
   const runs = [
     { phases: [scores(1, 0, 0, 0), scores(1, 1, 0, 0), scores(1, 1, 1, 0)], zeroShot: scores(0, 0, 0, 0) },
     { phases: [scores(1, 1, 0, 0), scores(1, 1, 0, 0), scores(1, 0, 1, 0)] },
