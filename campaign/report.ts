@@ -47,7 +47,8 @@ export function renderPhaseTableText(summaries: PhaseSummary[], agreement?: (num
 
 function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  // The row's label reads from the left, the figures line up on the right.
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
