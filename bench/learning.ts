@@ -4,23 +4,28 @@
  * infra/vllm) and trained by webrl-torch (LoRA) on four MiniWoB++ task types with oracle plans, on the
  * real stack (Temporal, MinIO, Chromium, the three workers in this process):
  *
- *   zero-shot   the base model on the held-out test seeds (greedy), once: it has no campaign seed
- *   SFT         phase 0: SFT on the oracle plans' demonstrations, evaluated on the same test seeds
+ *   zero-shot   the base model on the held-out test tasks (greedy), once: it has no campaign seed
+ *   SFT         phase 0: SFT on the oracle plans' demonstrations, evaluated on the same test tasks
  *   RL          phases 1..N: curriculum tasks evolved from the failed types, WebRL's actor objective,
- *               each phase evaluated on the same test seeds
+ *               each phase evaluated on the same test tasks
  *
- * for two campaign seeds. Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
+ * for two campaign seeds; every evaluation runs the example's whole held-out set (200 episodes: 4
+ * types x 50 seeds). Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
  * (the base model on the same server) only judges; no critic filter (`critic: none`), while the
  * trainer's critic gives actor-webrl its advantages. Only the example's ports, names and the trainer's
  * paths are this machine's.
  *
  *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
  *   BENCH learning.phase<k>                                    each RL phase, the same way
+ *   BENCH learning.gain_over_sft                               last RL phase minus SFT, points
+ *   BENCH learning.gain_over_sft.ci_low | .ci_high             its paired 95% interval, pooled over both seeds
+ *   BENCH learning.eval_episodes                               episodes per evaluation (the fewest of any)
  *   BENCH learning.<type>.zero_shot | .sft | .final            per task type
  *   BENCH learning.seconds                                     the whole run
  *
- * Sizes (docs/benchmarks.md): `cpu` (default: the example as it is, 82 minutes on 2 quiet cores) and
- * `gpu` (more types, seeds, tasks and phases; the trainer on CUDA). Run:
+ * Each seed's campaign also prints its report's "did each phase help?" table. Sizes
+ * (docs/benchmarks.md): `cpu` (default: the example as it is, about 2 hours on 2 cores) and `gpu`
+ * (more types, seeds, tasks and phases; the trainer on CUDA). Run:
  * npm run bench:learning [-- --size gpu], or WEBRL_BENCH_LEARNING_SIZE=gpu.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,16 +34,19 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
+import type { EvaluationResult } from '../activities/campaign/controlActivities';
 import { completionsActorPolicy } from '../activities/campaign/backends';
 import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { campaignEnvironment } from '../activities/campaign/environments';
 import { episodeOptions } from '../activities/campaign/episodes';
 import { campaignHandle } from '../campaign/control';
+import { phaseEvidence } from '../campaign/evidence';
+import { renderEvidenceText } from '../campaign/report';
+import { deriveSeed } from '../browser/rng';
 import { progressQuery } from '../workflows/campaign';
 import { loadConfig, parseConfig } from '../config/load';
 import type { Config } from '../config/schema';
 import type { EnvironmentTask } from '../env/backends/contract';
-import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import { toEpisodeTask } from '../env/tasks/episodeTask';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
@@ -48,6 +56,7 @@ import { runLlmCampaign } from '../test/harness/llmCampaign';
 import { startTestStack, type TestStack } from '../test/harness/stack';
 import { startRecordedVllm, type RecordedVllm } from '../test/harness/vllm';
 import { ensureSmolLM2, ensureTrainerEnvironment } from '../trainers/torch/environment';
+import { learningFigures, type Figure, type ScoredTask, type SeedRun } from './learningFigures';
 
 /**
  * The campaign measured is examples/smollm2-miniwob.yaml (the `cpu` size, as a user runs it), on this
@@ -69,7 +78,8 @@ const GPU = {
     'login-user',
     'click-collapsible',
   ],
-  seeds: { train: { from: 0, to: 200 }, test: { from: 10_000, to: 10_010 } },
+  // 12 types x 20 held-out seeds: 240 episodes per evaluation.
+  seeds: { train: { from: 0, to: 200 }, test: { from: 10_000, to: 10_020 } },
   phases: 4,
   tasksPerPhase: 96,
   demonstrationTasks: 240,
@@ -85,16 +95,6 @@ const size = flags.size;
 const started = performance.now();
 const progress = (line: string) =>
   console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
-
-const typeOf = (taskId: string) => parseMiniwobTaskId(taskId)?.type ?? taskId;
-const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-
-/** Success per task type of a list of scored tasks, and over all of them. */
-function successByType(scores: { taskId: string; score: number }[]): { all: number; byType: Map<string, number> } {
-  const byType = new Map<string, number[]>();
-  for (const { taskId, score } of scores) byType.set(typeOf(taskId), [...(byType.get(typeOf(taskId)) ?? []), score]);
-  return { all: mean(scores.map((s) => s.score)), byType: new Map([...byType].map(([type, xs]) => [type, mean(xs)])) };
-}
 
 /** Prints one line each time the campaign moves to another phase or activity, until it ends. */
 async function followProgress(client: Client, name: string): Promise<void> {
@@ -114,7 +114,7 @@ async function followProgress(client: Client, name: string): Promise<void> {
 }
 
 /** The base model (no adapter) on the campaign's test tasks, greedy, as the campaign's evaluation runs them. */
-async function zeroShot(config: Config, store: ArtifactStore, name: string): Promise<{ taskId: string; score: number }[]> {
+async function zeroShot(config: Config, store: ArtifactStore, name: string): Promise<ScoredTask[]> {
   const tasks: EnvironmentTask[] = [];
   for await (const row of store.readJsonl<EnvironmentTask>(phaseKey(name, 0, 'tasks', 'test.jsonl'))) tasks.push(row);
   const actor = config.models.actor;
@@ -137,12 +137,6 @@ async function zeroShot(config: Config, store: ArtifactStore, name: string): Pro
   } finally {
     await runtime.close();
   }
-}
-
-interface SeedRun {
-  /** Per evaluation (phase 0 = SFT, then each RL phase): the test tasks' scores. */
-  phases: { taskId: string; score: number }[][];
-  zeroShot?: { taskId: string; score: number }[];
 }
 
 /** The example's trainer command with this machine's paths for the trainer's environment and the model. */
@@ -206,13 +200,13 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
   });
   try {
     if (run.final.status !== 'completed') throw new Error(`${name} ended ${run.final.status}: ${JSON.stringify(run.final.failure)}`);
-    const phases = [];
+    const evaluations = [];
     for (const manifest of run.manifests) {
-      const evaluation = await run.store.getJson<{ tasks: { taskId: string; score: number }[] }>(manifest.data.artifacts.evaluation);
-      phases.push(evaluation.tasks);
-      progress(`${name}: phase ${manifest.data.phase} held-out success ${successByType(evaluation.tasks).all.toFixed(3)}`);
+      const { tasks } = await run.store.getJson<EvaluationResult>(manifest.data.artifacts.evaluation);
+      evaluations.push({ phase: manifest.data.phase, tasks });
     }
-    const result: SeedRun = { phases };
+    progress(`${name}:\n${renderEvidenceText(phaseEvidence(name, evaluations))}`);
+    const result: SeedRun = { phases: evaluations.map((e) => e.tasks) };
     if (withZeroShot) {
       progress('zero-shot: the base model on the same test tasks');
       result.zeroShot = await zeroShot(run.config, run.store, name);
@@ -224,7 +218,7 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
 }
 
 const scratch = await mkdtemp(join(tmpdir(), 'webrl-bench-learning-'));
-const figures: [string, number, string][] = [];
+const figures: Figure[] = [];
 try {
   const python = ensureTrainerEnvironment();
   const model = ensureSmolLM2();
@@ -248,19 +242,7 @@ try {
     await vllm.close();
     await stack.stop();
   }
-  const zero = successByType(runs[0]!.zeroShot!);
-  const phaseCount = Math.min(...runs.map((r) => r.phases.length));
-  const perPhase = Array.from({ length: phaseCount }, (_, k) => runs.map((r) => successByType(r.phases[k]!)));
-  const overSeeds = (k: number, type?: string) => mean(perPhase[k]!.map((s) => (type ? (s.byType.get(type) ?? 0) : s.all)));
-  figures.push(['learning.zero_shot', zero.all, 'success']);
-  figures.push(['learning.sft', overSeeds(0), 'success']);
-  for (let k = 1; k < phaseCount; k++) figures.push([`learning.phase${k}`, overSeeds(k), 'success']);
-  figures.push(['learning.final', overSeeds(phaseCount - 1), 'success']);
-  for (const type of types) {
-    figures.push([`learning.${type}.zero_shot`, zero.byType.get(type) ?? 0, 'success']);
-    figures.push([`learning.${type}.sft`, overSeeds(0, type), 'success']);
-    figures.push([`learning.${type}.final`, overSeeds(phaseCount - 1, type), 'success']);
-  }
+  figures.push(...learningFigures(runs, types, deriveSeed('bench:learning', ...CAMPAIGN_SEEDS)));
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }

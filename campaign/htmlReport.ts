@@ -1,6 +1,7 @@
 /**
  * The campaign report as a static site (`webrl campaign report --html DIR`), read from storage alone:
- * an index with the per-phase table and success chart; a page per phase with its task sets (tasks
+ * an index with the per-phase table, whether each phase helped and the success chart; a page per
+ * phase with whether it helped (overall and per task type), its task sets (tasks
  * generated, kept by the critic with its values, rolled out with their rewards, evaluated); and a page
  * per trajectory, step by step (the observation the actor saw, its answer, the ORM's verdict and the
  * evaluator's score, the screenshots the rollout kept). Plain HTML with relative links and the
@@ -17,7 +18,9 @@ import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
 import type { PhaseSummary } from '../workflows/campaignTypes';
+import { EVIDENCE_COLUMNS, evidenceCells, formatDifference, formatP, phaseEvidence, readEvaluations, changeVerdict, type PhaseEvidence } from './evidence';
 import { readPhaseManifests, type PhaseManifestData } from './manifest';
+import type { PairedDifference } from './statistics';
 import { escapeHtml, ormAgreement, renderSuccessChartSvg } from './report';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -168,10 +171,40 @@ interface CriticValueRow {
   failed?: boolean;
 }
 
+/** One comparison in a sentence: the difference, its interval, the discordant tasks, McNemar's p and the verdict. */
+function comparisonSentence(against: string, d: PairedDifference): string {
+  return (
+    `Against ${against}, over the ${d.pairs} tasks both evaluated: ${escapeHtml(formatDifference(d))} points (95% interval), ` +
+    `${d.improved} solved now and not then, ${d.worsened} the other way (McNemar p ${escapeHtml(formatP(d.pValue))}): <b>${changeVerdict(d)}</b>.`
+  );
+}
+
+/** The "did this phase help?" section of a phase's page: sentences for the whole evaluation, a table per task type. */
+export function phaseHelpHtml(e: PhaseEvidence | undefined): string {
+  const title = '<h2>Did this phase help?</h2>';
+  if (!e) return `${title}<p>This phase's evaluation stored no per-task outcomes.</p>`;
+  const sentences = [
+    e.phase === 0 ? '<p>Phase 0 is SFT: the baseline every later phase is compared with, task by task.</p>' : '',
+    e.vsSft?.overall.pairs ? `<p>${comparisonSentence('SFT (phase 0)', e.vsSft.overall)}</p>` : '',
+    e.vsPrevious?.overall.pairs ? `<p>${comparisonSentence(`phase ${e.vsPrevious.phase}`, e.vsPrevious.overall)}</p>` : '',
+  ].join('');
+  const rows = [['all', ...evidenceCells(e)], ...Object.keys(e.byGroup).map((group) => [group, ...evidenceCells(e, group)])];
+  return (
+    title +
+    sentences +
+    table(
+      ['task type', ...EVIDENCE_COLUMNS],
+      rows.map((row) => row.map(escapeHtml)),
+    ) +
+    "<p>Success with its 95% Wilson interval; differences in points over the same tasks, with a paired bootstrap 95% interval and McNemar's exact p; better or worse when both agree (the interval excludes 0 and p &lt; 0.05).</p>"
+  );
+}
+
 async function writePhasePage(
   store: ArtifactStore,
   dir: string,
   manifest: PhaseManifestData,
+  evidence: PhaseEvidence | undefined,
 ): Promise<{ trajectories: TrajectoryEntry[]; screenshots: number }> {
   const phase = manifest.phase;
   // A phase taken over from another campaign keeps its artifacts under that campaign's keys.
@@ -226,6 +259,7 @@ async function writePhasePage(
   const body =
     `<p>Test-split success ${percent(manifest.summary.successRate)}; ${manifest.summary.tasksKept} tasks kept; ` +
     `${manifest.summary.trajectories} trajectories, ${manifest.summary.rolloutSuccesses} rewarded.</p>` +
+    phaseHelpHtml(evidence) +
     `<h2>Generated tasks (${candidates.length}), with the critic's values</h2>${generated}` +
     purposes.map((purpose) => section(purpose, titles[purpose] ?? `Rollouts: ${purpose}`)).join('\n');
   await writeFile(join(dir, `phase-${phase}.html`), page(`Phase ${phase}${phase === 0 ? ' (SFT)' : ''}`, body));
@@ -236,7 +270,12 @@ async function writePhasePage(
  * Test-split success per task type and phase (the learning curve of each MiniWoB++ type) from each
  * phase's evaluated tasks, as a table and a chart; '' when no task has a type (other backends' tasks).
  */
-export function taskTypeCurveHtml(campaignId: string, summaries: PhaseSummary[], evaluated: EvaluationResult['tasks'][]): string {
+export function taskTypeCurveHtml(
+  campaignId: string,
+  summaries: PhaseSummary[],
+  evaluated: EvaluationResult['tasks'][],
+  evidence: PhaseEvidence[] = [],
+): string {
   const byPhase = evaluated.map((tasks) => {
     const scores = new Map<string, number[]>();
     for (const task of tasks) {
@@ -258,6 +297,7 @@ export function taskTypeCurveHtml(campaignId: string, summaries: PhaseSummary[],
     renderSuccessChartSvg(
       `WebRL campaign ${campaignId}: test-split success per task type`,
       summaries.map((s, i) => ({ ...s, perSite: byPhase[i]! })),
+      evidence,
     )
   );
 }
@@ -277,10 +317,17 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   await mkdir(join(dir, 'screenshots'), { recursive: true });
   await mkdir(join(dir, 'files'), { recursive: true });
   const summaries: PhaseSummary[] = manifests.map((m) => m.data.summary);
+  const evaluations = await readEvaluations(store, manifests);
+  const evidence = phaseEvidence(campaignId, evaluations);
   let trajectories = 0;
   let screenshots = 0;
   for (const manifest of manifests) {
-    const written = await writePhasePage(store, dir, manifest.data);
+    const written = await writePhasePage(
+      store,
+      dir,
+      manifest.data,
+      evidence.find((e) => e.phase === manifest.data.phase),
+    );
     trajectories += written.trajectories.length;
     screenshots += written.screenshots;
   }
@@ -299,11 +346,20 @@ export async function writeHtmlReport(store: ArtifactStore, campaignId: string, 
   ]);
   const body =
     table(['phase', 'test success', ...sites, 'tasks generated', 'tasks kept', 'trajectories', 'rollout succ.', 'replayed', 'ORM = evaluator'], rows) +
-    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries) +
+    (evidence.length
+      ? '<h2>Did each phase help?</h2>' +
+        table(
+          ['phase', ...EVIDENCE_COLUMNS],
+          evidence.map((e) => [`<a href="phase-${e.phase}.html">${e.phase === 0 ? '0 (SFT)' : e.phase}</a>`, ...evidenceCells(e).map(escapeHtml)]),
+        ) +
+        "<p>Per task type, with the discordant tasks: each phase's page.</p>"
+      : '') +
+    renderSuccessChartSvg(`WebRL campaign ${campaignId}: test-split success per phase`, summaries, evidence) +
     taskTypeCurveHtml(
       campaignId,
       summaries,
-      await Promise.all(manifests.map(async (m) => (await store.tryGetJson<EvaluationResult>(m.data.artifacts.evaluation))?.tasks ?? [])),
+      evaluations.map((e) => e.tasks),
+      evidence,
     );
   const index = join(dir, 'index.html');
   await writeFile(index, page(`WebRL campaign ${campaignId}`, body));

@@ -1,11 +1,13 @@
 /**
- * The campaign report, from the phase manifests alone: a per-phase table for the terminal and a
- * success-rate chart (SVG) with one line overall and one per site.
+ * The campaign report, from the phase manifests alone: a per-phase table for the terminal, the
+ * evidence of whether each phase helped, and a success-rate chart (SVG) with one line overall (with
+ * its 95% intervals) and one per site.
  */
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import type { PhaseSummary } from '../workflows/campaignTypes';
+import { EVIDENCE_COLUMNS, evidenceCells, type PhaseEvidence } from './evidence';
 import type { PhaseManifestData } from './manifest';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -63,9 +65,31 @@ export function renderPhaseTableText(summaries: PhaseSummary[], agreement?: (num
     String(s.replayedSteps),
     ...(agreement ? [agreement[i] == null ? '-' : percent(agreement[i])] : []),
   ]);
+  return textTable(header, rows);
+}
+
+function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  // The row's label reads from the left, the figures line up on the right.
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/**
+ * Whether each phase helped, for the terminal: a row per phase, then the last phase per task type
+ * (every phase per type is in the HTML report); '' when no evaluation stored its tasks.
+ */
+export function renderEvidenceText(evidence: PhaseEvidence[]): string {
+  if (!evidence.length) return '';
+  const last = evidence[evidence.length - 1]!;
+  const groups = Object.keys(last.byGroup);
+  const rows = evidence.map((e) => [e.phase === 0 ? '0 (SFT)' : String(e.phase), ...evidenceCells(e)]);
+  if (groups.length > 1) rows.push(...groups.map((group) => [`${last.phase} ${group}`, ...evidenceCells(last, group)]));
+  return [
+    'Did each phase help? Held-out success with its 95% Wilson interval; against SFT and the phase before it, the paired',
+    "difference over the same tasks in points, its paired bootstrap 95% interval and McNemar's exact p (better/worse: both agree).",
+    textTable(['phase', ...EVIDENCE_COLUMNS], rows),
+  ].join('\n');
 }
 
 const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b'];
@@ -75,7 +99,8 @@ export function escapeHtml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]): string {
+/** The success chart; `evidence` draws the overall line's 95% interval as a bar at each phase it covers. */
+export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[], evidence: PhaseEvidence[] = []): string {
   const width = 720;
   const height = 400;
   const margin = { left: 60, right: 150, top: 40, bottom: 50 };
@@ -119,6 +144,16 @@ export function renderSuccessChartSvg(title: string, summaries: PhaseSummary[]):
     parts.push(`<line x1="${width - margin.right + 15}" x2="${width - margin.right + 40}" y1="${legendY}" y2="${legendY}" ${stroke}/>`);
     parts.push(`<text x="${width - margin.right + 46}" y="${legendY + 4}">${escapeHtml(s.name)}</text>`);
   });
+  const bars = evidence.filter((e) => e.phase <= maxPhase).map((e) => [e.phase, e.overall.interval] as const);
+  for (const [phase, { low, high }] of bars) {
+    const [cx, top, bottom] = [x(phase).toFixed(1), y(high).toFixed(1), y(low).toFixed(1)];
+    const cap = (at: string) => `<line x1="${(x(phase) - 5).toFixed(1)}" x2="${(x(phase) + 5).toFixed(1)}" y1="${at}" y2="${at}" stroke="#000"/>`;
+    parts.push(`<g class="interval"><line x1="${cx}" x2="${cx}" y1="${top}" y2="${bottom}" stroke="#000"/>${cap(top)}${cap(bottom)}</g>`);
+  }
+  if (bars.length) {
+    const legendY = margin.top + 10 + series.length * 18;
+    parts.push(`<text x="${width - margin.right + 15}" y="${legendY + 4}">bars: 95% interval</text>`);
+  }
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

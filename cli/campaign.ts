@@ -19,7 +19,8 @@ import {
 import { readPhaseManifests } from '../campaign/manifest';
 import { writeHtmlReport } from '../campaign/htmlReport';
 import { runMainJob } from '../campaign/mainJob';
-import { ormAgreement, renderActorTrainingText, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
+import { phaseEvidence, readEvaluations } from '../campaign/evidence';
+import { ormAgreement, renderActorTrainingText, renderEvidenceText, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
 import { loadSettings, type Settings } from '../config/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
@@ -80,16 +81,25 @@ function parseAssignments(pairs: string[]): Partial<PhaseSettings> {
   return update as Partial<PhaseSettings>;
 }
 
-/** The report's text (table, where the chart and the HTML report went), from the phase manifests. */
+/** The report's text (table, whether each phase helped, where the chart and the HTML report went), from the phase manifests. */
 export async function writeReport(settings: Settings, name: string, out: { svg: string; html?: string }): Promise<string> {
   const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
   try {
     const manifests = await readPhaseManifests(store, name);
     if (!manifests.length) return `campaign ${name} has no published phase yet`;
     const summaries = manifests.map((m) => m.data.summary);
-    await writeFile(out.svg, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries));
+    const evidence = phaseEvidence(name, await readEvaluations(store, manifests));
+    await writeFile(out.svg, renderSuccessChartSvg(`WebRL campaign ${name}: test-split success per phase`, summaries, evidence));
     const agreement = await Promise.all(manifests.map((m) => ormAgreement(store, m.data)));
-    const lines = [renderPhaseTableText(summaries, agreement), '', renderActorTrainingText(manifests.map((m) => m.data)), '', `chart: ${out.svg}`];
+    const evidenceText = renderEvidenceText(evidence);
+    const lines = [
+      renderPhaseTableText(summaries, agreement),
+      ...(evidenceText ? ['', evidenceText] : []),
+      '',
+      renderActorTrainingText(manifests.map((m) => m.data)),
+      '',
+      `chart: ${out.svg}`,
+    ];
     if (out.html) {
       const html = await writeHtmlReport(store, name, out.html);
       if (html) lines.push(`HTML report (${html.trajectories} trajectories, ${html.screenshots} screenshots): ${html.index}`);

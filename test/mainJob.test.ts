@@ -120,13 +120,27 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
     assert.match(run.output, /^\s*3\s+\d+\.\d%/m);
     assert.equal(run.output.match(/^\s*phase\s+test success/gm)?.length, 1, run.output);
     assert.match(run.output, /ORM = evaluator/);
+    // Whether each phase helped: success with its interval, and phases 1-3 against SFT with a paired interval and McNemar's p.
+    assert.match(run.output, /^Did each phase help\?/m);
+    assert.match(run.output, /^\s*0 \(SFT\)\s+\d+\s+\d+\.\d% \[\d+\.\d, \d+\.\d\]\s+-/m);
+    for (const phase of [1, 2, 3]) {
+      assert.match(
+        run.output,
+        new RegExp(
+          `^\\s*${phase}\\s+\\d+\\s+\\d+\\.\\d% \\[\\d+\\.\\d, \\d+\\.\\d\\]\\s+[+-]\\d+\\.\\d \\[[+-]\\d+\\.\\d, [+-]\\d+\\.\\d\\]\\s+(<0\\.001|[01]\\.\\d{3})\\s`,
+          'm',
+        ),
+      );
+    }
     assert.match(run.output, /chart: .*chart\.svg/);
     // Its output is a pipe here: progress comes as plain status lines, never as bars redrawn line by line.
     assert.match(run.output, /^phase 1\/3 · running/m);
     assert.doesNotMatch(run.output, /[░█]/);
     assert.doesNotMatch(run.output, SDK_LOG_LINE);
     assertCountersNeverGoBack(run.output);
-    assert.match(await readFile(chart, 'utf8'), /^<svg/);
+    const svg = await readFile(chart, 'utf8');
+    assert.match(svg, /^<svg/);
+    assert.equal(svg.match(/<g class="interval">/g)?.length, 4, "the chart draws each phase's interval");
 
     const { secretAccessKey } = JSON.parse(await readFile(join(dir, 'state', 'secrets', 'minio.json'), 'utf8')) as { secretAccessKey: string };
     assert.ok(!run.output.includes(secretAccessKey), 'the generated MinIO secret is never printed');
@@ -138,8 +152,13 @@ describe('webrl campaign run (the main job) on a fresh data dir', () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await page.goto(pathToFileURL(join(dir, 'report', 'index.html')).href);
       assert.match(await page.title(), /WebRL campaign first-run/);
-      await page.locator('table a', { hasText: /^1$/ }).click();
+      assert.equal(await page.locator('h2', { hasText: 'Did each phase help?' }).count(), 1);
+      await page.locator('table a', { hasText: /^1$/ }).first().click();
       await page.waitForURL(/phase-1\.html$/);
+      assert.match(
+        await page.locator('h2:has-text("Did this phase help?") + p').innerText(),
+        /^Against SFT \(phase 0\), over the \d+ tasks both evaluated: [+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] points \(95% interval\)/,
+      );
       await page.locator('a', { hasText: 'steps' }).first().click();
       await page.waitForURL(/\/trajectories\/phase-1-\w+-[^/]+\.html$/);
       assert.ok((await page.locator('.step').count()) >= 1, 'the trajectory page shows its steps');
