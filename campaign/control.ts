@@ -75,6 +75,7 @@ export function initialCampaignInput(config: Config, frozen: { key: string; sha2
     paused: false,
     stopAfterPhase: false,
     taskQueues: config.temporal.taskQueues,
+    heartbeatTimeoutSeconds: config.temporal.heartbeatTimeoutSeconds,
     // A backend that prepares its sites before each phase has the workflow ask it to.
     ...(backendOf(config).backend.prepare ? { environmentChecks: true } : {}),
   };

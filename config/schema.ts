@@ -51,6 +51,12 @@ export const TemporalConfigSchema = z.strictObject({
       train: z.string().min(1).default('webrl-train'),
     })
     .default({ control: 'webrl-control', browser: 'webrl-browser', train: 'webrl-train' }),
+  /**
+   * How long a browser or train activity may go without a heartbeat before Temporal counts its attempt
+   * as lost and retries it. Activities beat every few seconds from a timer, so this bounds how long a
+   * dead worker goes unnoticed; a heavily loaded machine may want more.
+   */
+  heartbeatTimeoutSeconds: z.number().int().min(2).max(3600).default(30),
 });
 
 export const S3ConfigSchema = z.strictObject({

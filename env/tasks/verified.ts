@@ -53,11 +53,11 @@ const agentResponseEvaluator = z.looseObject({
   expected: z.looseObject({ task_type: caseless(VERIFIED_TASK_TYPES), status: caseless(VERIFIED_STATUSES), retrieved_data: z.unknown().optional() }),
 });
 
-const nonBlank = z.string().refine((value) => value.trim() !== '', { message: 'blank' });
+const nonBlank = z.string().refine((value) => value.trim() !== '', { message: 'blank: expected the URL the request must go to' });
 
 const networkEventEvaluator = z.looseObject({
   evaluator: z.literal('NetworkEventEvaluator'),
-  expected: z.looseObject({ url: z.union([nonBlank, z.array(nonBlank).min(1)], { error: 'expected a URL or a list of URLs, none blank' }) }),
+  expected: z.looseObject({ url: z.union([nonBlank, z.array(nonBlank).min(1)]) }),
 });
 
 const KNOWN_PLACEHOLDERS = Object.values(PLACEHOLDERS);
