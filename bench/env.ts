@@ -12,9 +12,9 @@
  * task whose page the solver cannot read counts as a failure; 2 episodes at a time), the mean ms per
  * step there, and the size of the text subset.
  * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200]
- *      [webarena tasks per site, default 12; 0: every test task] [--cpu-burner] [--verified-only].
+ *      [webarena tasks per site, default 12; 0: every test task] [--cpu-burner] [--only verified].
  * --cpu-burner spins a thread per core from the first episode on (a loaded machine: an infrastructure delay must
- * never score an episode as failed); --verified-only runs the WebArena-Verified part alone.
+ * never score an episode as failed); --only verified runs the WebArena-Verified part alone.
  * An episode that ends in an infrastructure failure is run again (up to 3 tries), as a campaign does.
  * Ends with one `BENCH <name> <value> <unit>` line per figure.
  */
@@ -44,12 +44,15 @@ import { loadMiniwobTasks } from '../env/backends/miniwob/tasks';
 import { toEpisodeTask as miniwobEpisodeTask } from '../env/tasks/episodeTask';
 import { serveDirectory } from '../browser/staticServer';
 
-const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
-const flags = new Set(process.argv.slice(2).filter((arg) => arg.startsWith('--')));
+const argv = process.argv.slice(2);
+const only = argv.indexOf('--only');
+if (only >= 0 && argv[only + 1] !== 'verified') throw new Error(`--only takes verified (the part that runs alone), got ${argv[only + 1] ?? 'nothing'}`);
+const VERIFIED_ONLY = only >= 0;
+const flags = new Set(argv.filter((arg) => arg === '--cpu-burner'));
+const args = argv.filter((arg, i) => arg !== '--cpu-burner' && (only < 0 || (i !== only && i !== only + 1)));
 const EPISODES = Number(args[0] ?? 30);
 const RESETS = Number(args[1] ?? 200);
 const WEBARENA_PER_SITE = Number(args[2] ?? 12);
-const VERIFIED_ONLY = flags.has('--verified-only');
 /** Tries per episode: one that ends in an infrastructure failure runs again, as runTasks does in a campaign. */
 const EPISODE_TRIES = 3;
 
