@@ -78,7 +78,7 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
   for (const task of tasks) for (const site of task.sites) bySite.set(site, [...(bySite.get(site) ?? []), task]);
   for (const [site, affected] of bySite) {
     if (!(SITE_NAMES as readonly string[]).includes(site)) {
-      problems.push(`site ${site} is not a WebArena site (${SITE_NAMES.join(', ')}): ${taskList(affected)} belong to another backend`);
+      problems.push(`site ${site} is not a WebArena site (${SITE_NAMES.join(', ')}); it is named by ${taskList(affected)}`);
     } else if (!urls[site as keyof typeof urls]) {
       problems.push(
         `site ${site} has no URL (set campaign.environment.webarena.sites.${site}.url or ${site.toUpperCase()}); it is needed by ${taskList(affected)}`,
