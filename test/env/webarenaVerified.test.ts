@@ -20,6 +20,8 @@ import { SitesUnavailable, type WorkerResources } from '../../env/backends/contr
 import { parseConfig } from '../../config/load';
 import { EnvCtrlResetFailed, resetHookProblems, runResetHook, webArenaSites } from '../../env/webarena/sites';
 import { sitesAndTasksProblems } from '../../env/webarena/preflight';
+import { asWebArenaTask } from '../../cli/env';
+import { generateTasks } from '../../env/tasks/generate';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
@@ -147,6 +149,31 @@ describe('WebArena-Verified', () => {
     dying.close();
     assert.equal((await scoring).score, expected.score);
     assert.notEqual(await sharedVerifiedEvaluator(), dying);
+  });
+
+  it('the pre-start check names a task site that is not WebArena’s, instead of asking for a URL it would refuse', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-site-check-'));
+    try {
+      const [train, test] = [join(dir, 'train.json'), join(dir, 'test.json')];
+      const task = asWebArenaTask(generateTasks('test')[0]!);
+      await writeFile(train, JSON.stringify([{ ...task, task_id: 7, sites: ['miniwob'] }]));
+      await writeFile(test, JSON.stringify([{ ...task, task_id: 8, sites: ['miniwob'] }]));
+      const config = parseConfig({
+        campaign: {
+          phase: { curriculum: false },
+          environment: { backend: 'webarena', webarena: { sites: {}, tasks: { train: { path: train }, test: { path: test } } } },
+        },
+      });
+      if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
+      const problems = await sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      assert.ok(
+        problems.includes('site miniwob is not a WebArena site (shopping, shopping_admin, reddit, gitlab, map, wikipedia); it is named by tasks 7, 8'),
+        problems.join('\n'),
+      );
+      assert.ok(!problems.some((p) => p.includes('sites.miniwob')), problems.join('\n'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('the pre-start check refuses Verified tasks under another harness, and other tasks under the Verified one', async () => {
