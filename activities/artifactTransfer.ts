@@ -4,6 +4,7 @@
  * retry after a crash mid-upload aborts the orphaned multipart upload and streams again.
  */
 import { Context } from '@temporalio/activity';
+import { heartbeat } from './heartbeats';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ArtifactStore, Manifest, ObjectInfo } from '../storage/artifactStore';
@@ -53,7 +54,7 @@ export function seededByteStream(seed: number, total: number, throttleBytesPerSe
 }
 
 function heartbeatProgress(phase: string, total: number) {
-  return (done: number) => Context.current().heartbeat({ phase, bytesDone: done, bytesTotal: total });
+  return (done: number) => heartbeat({ phase, bytesDone: done, bytesTotal: total });
 }
 
 export function createArtifactActivities(deps: { store: ArtifactStore }) {

@@ -13,7 +13,10 @@
  * type (the check that each listed type is solvable from the observation), the mean ms per step there,
  * and the size of the text subset.
  * Run: node --import tsx bench/env.ts [episodes at c1, default 30] [resets, default 200]
- *      [webarena tasks per site, default 12; 0: every test task]; `--only miniwob` runs the MiniWoB++ part alone.
+ *      [webarena tasks per site, default 12; 0: every test task] [--cpu-burner] [--only miniwob|verified].
+ * --cpu-burner spins a thread per core from the first episode on (a loaded machine: an infrastructure delay must
+ * never score an episode as failed); --only miniwob runs the MiniWoB++ part alone, --only verified the WebArena-Verified part.
+ * An episode that ends in an infrastructure failure is run again (up to 3 tries), as a campaign does.
  * Ends with one `BENCH <name> <value> <unit>` line per figure.
  */
 import { chromium } from 'playwright-core';
@@ -31,6 +34,7 @@ import { parseTasks } from '../env/tasks/loader';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { toVerifiedTask } from '../env/tasks/verified';
 import { serveSites, servedWebArenaConfig } from '../test/harness/servedSites';
+import { startCpuBurner } from '../test/harness/cpuBurner';
 import type { EpisodeEnvironment } from '../browser/contract';
 import { EMBEDDED_SITE_NAMES, type SiteUrls } from '../env/siteUrls';
 import { TEXT_TASK_TYPES } from '../env/backends/miniwob/catalog';
@@ -42,14 +46,18 @@ import { toEpisodeTask as miniwobEpisodeTask } from '../env/tasks/episodeTask';
 import { serveDirectory } from '../browser/staticServer';
 import { formatSuiteScore, miniwobSuiteScore } from '../env/backends/miniwob/suiteScore';
 
-const args = process.argv.slice(2);
-const only = args.indexOf('--only');
-if (only >= 0 && args[only + 1] !== 'miniwob') throw new Error(`--only takes miniwob (the one part that runs alone), got ${args[only + 1] ?? 'nothing'}`);
-const MINIWOB_ONLY = only >= 0;
-const positional = MINIWOB_ONLY ? args.filter((_, i) => i !== only && i !== only + 1) : args;
-const EPISODES = Number(positional[0] ?? 30);
-const RESETS = Number(positional[1] ?? 200);
-const WEBARENA_PER_SITE = Number(positional[2] ?? 12);
+const argv = process.argv.slice(2);
+const onlyAt = argv.indexOf('--only');
+const ONLY = onlyAt >= 0 ? argv[onlyAt + 1] : undefined;
+if (onlyAt >= 0 && ONLY !== 'miniwob' && ONLY !== 'verified')
+  throw new Error(`--only takes miniwob or verified (the parts that run alone), got ${ONLY ?? 'nothing'}`);
+const flags = new Set(argv.filter((arg) => arg === '--cpu-burner'));
+const args = argv.filter((arg, i) => arg !== '--cpu-burner' && (onlyAt < 0 || (i !== onlyAt && i !== onlyAt + 1)));
+const EPISODES = Number(args[0] ?? 30);
+const RESETS = Number(args[1] ?? 200);
+const WEBARENA_PER_SITE = Number(args[2] ?? 12);
+/** Tries per episode: one that ends in an infrastructure failure runs again, as runTasks does in a campaign. */
+const EPISODE_TRIES = 3;
 const MINIWOB_SEEDS = [0, 1, 2, 3, 4];
 
 /** MiniWoB++: the oracle on every type with a plan, 5 seeds each, per type and in all, and the time per step; its BENCH lines. */
@@ -91,7 +99,7 @@ async function miniwobBench(): Promise<string[]> {
   ];
 }
 
-if (MINIWOB_ONLY) {
+if (ONLY === 'miniwob') {
   for (const line of await miniwobBench()) console.log(line);
   process.exit(0);
 }
@@ -120,25 +128,49 @@ async function oracleRun(
 ): Promise<{ solved: number; stepMs: number; evaluatorMs: number }> {
   const started = performance.now();
   let done = 0;
+  let retried = 0;
   const results = await Promise.all(
     taskSet.map(async (task) => {
-      const result = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+      let result = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+      for (let tries = 1; result.outcome.infraFailure && tries < EPISODE_TRIES; tries++) {
+        console.log(`  task ${result.outcome.taskId}: infrastructure failure (${result.outcome.reason}: ${result.outcome.detail ?? ''}); running it again`);
+        retried++;
+        result = await pool.runEpisode({ task: toEpisodeTask(task, urls), policy: createOraclePolicy(), environment });
+      }
       if (++done % 10 === 0 || done === taskSet.length) console.log(`${label}: ${done}/${taskSet.length} oracle episodes`);
       return result;
     }),
   );
+  if (retried) console.log(`${label}: ${retried} episodes run again after an infrastructure failure`);
   const steps = results.reduce((n, r) => n + r.outcome.steps, 0);
   for (const { outcome } of results.filter((r) => r.outcome.score !== 1))
     console.log(`  not solved: task ${outcome.taskId} ${outcome.reason} ${outcome.detail ?? ''}`);
   const evaluatorMs = results.reduce((ms, r) => ms + Number(r.outcome.evaluation?.evaluator_ms ?? 0), 0) / Math.max(1, results.length);
   return { solved: results.filter((r) => r.outcome.score === 1).length, stepMs: (performance.now() - started) / Math.max(1, steps), evaluatorMs };
 }
+// Started once the sites serve (their process starts in its own time), it loads every episode after.
+const burner = flags.has('--cpu-burner') ? startCpuBurner() : undefined;
+if (burner) console.log(`CPU burner: ${burner.threads} threads spinning for the rest of the run`);
 const comparePool = await BrowserPool.start({ size: 4 });
 const webarenaSites = new WebArenaSites(webarenaConfig, () => comparePool.openContext());
+const verifiedEnvironment = new WebArenaEnvironment(webarenaSites, exportedVerified, { harness: 'webarena-verified' });
+const verifiedOracleRun = () => oracleRun('webarena-verified harness', verifiedEnvironment, webarenaSites.urls, comparePool, exportedVerified);
+const verifiedFigures = (run: { solved: number; evaluatorMs: number }) => [
+  `BENCH env.webarena_verified.oracle_success ${(run.solved / exportedVerified.length).toFixed(3)} fraction`,
+  `BENCH env.webarena_verified.evaluator_ms ${run.evaluatorMs.toFixed(1)} ms`,
+];
+if (ONLY === 'verified') {
+  const run = await verifiedOracleRun();
+  (await sharedVerifiedEvaluator()).close();
+  await burner?.stop();
+  await Promise.all([comparePool.close(), served.stop(), sites.stop()]);
+  console.log(`webarena-verified harness: ${run.solved}/${exportedVerified.length} solved${burner ? ` beside a ${burner.threads}-thread CPU burner` : ''}`);
+  for (const line of verifiedFigures(run)) console.log(line);
+  process.exit(0);
+}
 const webarenaRun = await oracleRun('webarena backend', new WebArenaEnvironment(webarenaSites, exported), webarenaSites.urls, comparePool);
 const embeddedRun = await oracleRun('embedded backend', env, sites.urls, comparePool);
-const verifiedEnvironment = new WebArenaEnvironment(webarenaSites, exportedVerified, { harness: 'webarena-verified' });
-const verifiedRun = await oracleRun('webarena-verified harness', verifiedEnvironment, webarenaSites.urls, comparePool, exportedVerified);
+const verifiedRun = await verifiedOracleRun();
 (await sharedVerifiedEvaluator()).close();
 const resetMsBySite: Record<string, number> = {};
 for (const site of webarenaSites.sites) {
@@ -189,10 +221,10 @@ const c1 = await throughput(1, EPISODES);
 const c4 = await throughput(4, EPISODES * 2);
 await sites.stop();
 
+await burner?.stop();
 console.log(`BENCH env.webarena.oracle_success ${(webarenaRun.solved / exported.length).toFixed(3)} fraction`);
 console.log(`BENCH env.webarena.step_ms ${webarenaRun.stepMs.toFixed(1)} ms`);
-console.log(`BENCH env.webarena_verified.oracle_success ${(verifiedRun.solved / exportedVerified.length).toFixed(3)} fraction`);
-console.log(`BENCH env.webarena_verified.evaluator_ms ${verifiedRun.evaluatorMs.toFixed(1)} ms`);
+for (const line of verifiedFigures(verifiedRun)) console.log(line);
 console.log(`BENCH env.embedded.step_ms ${embeddedRun.stepMs.toFixed(1)} ms`);
 for (const [site, ms] of Object.entries(resetMsBySite)) console.log(`BENCH env.reset_ms.${site} ${ms.toFixed(2)} ms`);
 console.log(`BENCH env.reset_ms ${resetMs.toFixed(2)} ms`);

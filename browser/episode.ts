@@ -26,6 +26,12 @@ export interface EpisodeOptions {
   executor: ExecutorOptions;
   /** Per-step screenshots, stored through the trace sink's writeScreenshot. */
   screenshots: boolean;
+  /**
+   * How long the evaluator may take: longer than a step, since an evaluator that is slow (queued behind
+   * other episodes on a loaded machine) is waited for. One that takes longer still is an infrastructure
+   * failure, retried by the caller, never a score.
+   */
+  evaluationTimeoutMs: number;
 }
 
 export const DEFAULT_EPISODE_OPTIONS: EpisodeOptions = {
@@ -35,6 +41,7 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeOptions = {
   deadlineMs: 10 * 60_000,
   executor: DEFAULT_EXECUTOR_OPTIONS,
   screenshots: false,
+  evaluationTimeoutMs: 5 * 60_000,
 };
 
 /** How the episode's own part ended: by the agent, its limits, or the environment (`environment_ended`). */
@@ -235,8 +242,11 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
     Object.assign(outcome, { reason: end.reason, answer: end.answer }, end.detail === undefined ? {} : { detail: end.detail });
     if (end.reason !== 'policy_error') {
       const page = executor.page;
-      const evaluated = await withTimeout(prepared.evaluate(page, end.answer), stepTimeoutMs, 'evaluating the episode').catch((error: unknown) => {
-        throw asInfrastructure(error, 'evaluation_error', 'evaluating the episode');
+      const evaluated = await withTimeout(prepared.evaluate(page, end.answer), options.evaluationTimeoutMs, 'the evaluator').catch((error: unknown) => {
+        const timedOut = error instanceof InfrastructureError && error.reason === 'step_timeout';
+        throw timedOut
+          ? new InfrastructureError('evaluation_error', `evaluating the episode: ${error.message}`)
+          : asInfrastructure(error, 'evaluation_error', 'evaluating the episode');
       });
       if (typeof evaluated === 'number') outcome.score = evaluated;
       else {

@@ -8,9 +8,7 @@ import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/schema';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
-import { checkActorStart } from '../activities/campaign/phaseZeroData';
-import { createPromptBuilder } from '../browser/policies/promptBudget';
-import { promptFormatOf } from '../browser/policies/promptFormat';
+import { assertActorReady } from '../activities/campaign/phaseZeroData';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
 import { phaseManifestKey, type PhaseManifestData } from './manifest';
@@ -77,6 +75,7 @@ export function initialCampaignInput(config: Config, frozen: { key: string; sha2
     paused: false,
     stopAfterPhase: false,
     taskQueues: config.temporal.taskQueues,
+    heartbeatTimeoutSeconds: config.temporal.heartbeatTimeoutSeconds,
     // A backend that prepares its sites before each phase has the workflow ask it to.
     ...(backendOf(config).backend.prepare ? { environmentChecks: true } : {}),
   };
@@ -140,12 +139,7 @@ export async function startCampaign(
   // A campaign starts only when its backend's pre-start check passes (a webarena campaign's tasks, sites and accounts).
   await assertEnvironmentReady(config, { store });
   // And a completions actor's SFT data file and init checkpoint are usable (the data in the actor's prompt format).
-  const actor = config.models.actor;
-  if (actor.backend === 'completions') {
-    await checkActorStart(actor, createPromptBuilder(promptFormatOf(actor)), store).catch((error: Error) => {
-      throw new CampaignError(error.message);
-    });
-  }
+  await assertActorReady(config, `campaign ${config.campaign.name}`, store);
   const frozen = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
   const input = options.from ? await forkedCampaignInput(store, config, frozen, options.from) : initialCampaignInput(config, frozen);

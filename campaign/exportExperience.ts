@@ -57,6 +57,7 @@ export async function phaseExperience(
       if (!parsed.success) throw new StoragePermanentError(`${trainingRecordsKey(experience.key)} line ${i + 1} is not a step record: ${parsed.error.message}`);
       return parsed.data;
     });
+    assertConsistentExperience(rows, records, { experience: experience.key, records: trainingRecordsKey(experience.key) });
     return { rows, records };
   }
   // The experience is this phase's steps, then the replayed ones.
@@ -65,6 +66,35 @@ export async function phaseExperience(
   const scope = { campaignId, phase, gamma, prompts: createPromptBuilder(webrlLlama3Format) };
   const records = await Promise.all(rows.map((row, i) => stepRecordOf(row, i >= firstReplayed ? replayedSource(row) : 'rollout', null, scope)));
   return { rows, records };
+}
+
+/**
+ * A phase's stored training records must be its experience rows, one each and in order, and name each
+ * step of a trajectory once: anything else is a damaged phase, refused with what is wrong rather than
+ * exported as a file the trainer would refuse (or, worse, train on).
+ */
+export function assertConsistentExperience(
+  rows: readonly ExperienceRow[],
+  records: readonly TrainingStepRecord[],
+  keys: { experience: string; records: string },
+): void {
+  if (records.length !== rows.length) {
+    throw new StoragePermanentError(
+      `${keys.records} holds ${records.length} training records but ${keys.experience} holds ${rows.length} experience rows: the phase's stored data is inconsistent`,
+    );
+  }
+  const seen = new Map<string, number>();
+  records.forEach((record, i) => {
+    if (record.source === 'replay') return; // replayed steps are single steps of older trajectories
+    const step = `${record.traceId}#${record.step}`;
+    const first = seen.get(step);
+    if (first !== undefined) {
+      throw new StoragePermanentError(
+        `${keys.records} lines ${first + 1} and ${i + 1} are both step ${record.step} of trace ${record.traceId}: the phase's stored data is inconsistent`,
+      );
+    }
+    seen.set(step, i);
+  });
 }
 
 function webrlItemOf(row: ExperienceRow, record: TrainingStepRecord): WebRLExperienceItem {

@@ -11,6 +11,7 @@ import { loadSettings } from '../config/settings';
 import { trainingRecordJsonSchema } from '../models/train/trainingRecord';
 import { ArtifactStore } from '../storage/artifactStore';
 import { ensureTrainerEnvironment, packageDir, run } from '../trainers/torch/environment';
+import { UsageError } from './errors';
 
 /** The file WebRL's trainer torch.loads, written by the trainer's environment, shuffled by the campaign's seed. */
 async function writeWebRLFile(data: unknown, out: string, seed: number): Promise<void> {
@@ -42,7 +43,7 @@ export function registerExportCommands(program: Command): void {
     .option('-c, --config <file>', 'campaign file (YAML or JSON)')
     .option('-n, --name <name>', 'campaign name (default: campaign.name of the config)')
     .action(async (flags: { phase: number; format: string; out: string; config?: string; name?: string }) => {
-      if (flags.format !== 'records' && flags.format !== 'webrl') throw new Error(`--format must be records or webrl, got '${flags.format}'`);
+      if (flags.format !== 'records' && flags.format !== 'webrl') throw new UsageError(`--format must be records or webrl, got '${flags.format}'`);
       const settings = await loadSettings(flags.config, process.env, { 'campaign.name': flags.name });
       const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
       try {

@@ -3,6 +3,7 @@
  */
 import type { Command } from 'commander';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
+import { assertActorReady } from '../activities/campaign/phaseZeroData';
 import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -129,11 +130,14 @@ export function registerStackCommands(program: Command): void {
     .action(async (file?: string) => {
       const { config, secrets } = await loadSettings(file);
       const { backend, settings } = backendOf(config);
-      // Task files in the store need it; on disk they do not (the store may not be up yet).
-      const inStore = backend.tasks.readsStore?.(settings) ?? false;
+      // Task files, SFT data or an init checkpoint in the store need it; on disk they do not (the store may not be up yet).
+      const actor = config.models.actor;
+      const actorInStore = actor.backend === 'completions' && (actor.sftData?.key !== undefined || (actor.init !== undefined && 'key' in actor.init));
+      const inStore = (backend.tasks.readsStore?.(settings) ?? false) || actorInStore;
       const store = inStore ? new ArtifactStore(config.s3, secrets.s3) : undefined;
       try {
         await assertEnvironmentReady(config, store ? { store } : {});
+        await assertActorReady(config, file ?? 'defaults + environment', store);
       } finally {
         store?.destroy();
       }

@@ -17,10 +17,47 @@ import {
   SitesSchema,
   StackConfigSchema,
   TemporalConfigSchema,
+  trainerLoraRank,
   TrainingSchema,
   WEBRL_EPOCHS,
   EMBEDDED_EPOCHS,
 } from './schema';
+
+/** The stack's own ports, which the model `stack.llm` serves must not take. */
+const STACK_PORTS = ['temporalPort', 'temporalUiPort', 'minioPort', 'minioConsolePort'] as const;
+
+/**
+ * The model `stack.llm` serves on this machine: on a port of its own, the one the actor's baseUrl names,
+ * with a --max-lora-rank that admits the adapters the trainer writes.
+ */
+function servedModelIssues(config: z.output<typeof configFields>): { path: string[]; message: string }[] {
+  const { llm } = config.stack;
+  if (!llm) return [];
+  const issues: { path: string[]; message: string }[] = [];
+  const clash = STACK_PORTS.find((name) => config.stack[name] === llm.port);
+  if (clash) issues.push({ path: ['stack', 'llm', 'port'], message: `port ${llm.port} is stack.${clash}'s: the served model needs a port of its own` });
+  const actor = config.models.actor;
+  if (actor.backend === 'completions') {
+    const url = new URL(actor.baseUrl);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const local = ['127.0.0.1', 'localhost', config.stack.ip].includes(url.hostname);
+    if (!local || port !== llm.port) {
+      issues.push({
+        path: ['models', 'actor', 'baseUrl'],
+        message: `the actor is the model stack.llm serves on 127.0.0.1:${llm.port}: expected http://127.0.0.1:${llm.port}/v1, got host ${url.hostname} port ${port}`,
+      });
+    }
+  }
+  const trainer = config.models.trainer;
+  const rank = trainer.backend === 'external' ? trainerLoraRank(trainer.command) : undefined;
+  if (typeof rank === 'number' && rank > llm.maxLoraRank) {
+    issues.push({
+      path: ['models', 'trainer', 'command'],
+      message: `--lora-rank ${rank} is above the served model's --max-lora-rank ${llm.maxLoraRank} (stack.llm.maxLoraRank): vLLM would refuse every adapter`,
+    });
+  }
+  return issues;
+}
 
 const CampaignSchema = z.strictObject({
   ...campaignFields,
@@ -28,16 +65,17 @@ const CampaignSchema = z.strictObject({
   training: TrainingSchema.default(TrainingSchema.parse({})),
 });
 
-export const ConfigSchema = z
-  .strictObject({
-    campaign: CampaignSchema.default(CampaignSchema.parse({})),
-    temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
-    s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
-    stack: StackConfigSchema.default(StackConfigSchema.parse({})),
-    concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
-    sites: SitesSchema.default(SitesSchema.parse({})),
-    models: ModelsSchema.default(ModelsSchema.parse({})),
-  })
+const configFields = z.strictObject({
+  campaign: CampaignSchema.default(CampaignSchema.parse({})),
+  temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
+  s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
+  stack: StackConfigSchema.default(StackConfigSchema.parse({})),
+  concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
+  sites: SitesSchema.default(SitesSchema.parse({})),
+  models: ModelsSchema.default(ModelsSchema.parse({})),
+});
+
+export const ConfigSchema = configFields
   .superRefine((config, ctx) => {
     // The rules the campaign's environment backend adds (a webarena campaign's judge and curriculum, say).
     const { environment } = config.campaign;
@@ -68,6 +106,7 @@ export const ConfigSchema = z
         message: 'the served model is the actor: models.actor.backend must be completions (baseUrl http://127.0.0.1:<port>/v1)',
       });
     }
+    for (const issue of servedModelIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
   // observation profile follows the actor (the released WebRL checkpoints read the reference's pages);

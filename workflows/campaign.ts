@@ -72,8 +72,9 @@ function activitiesOn<Q extends keyof QueueActivities>(taskQueue: string, timeou
 
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignProgress> {
   const control = activitiesOn<'control'>(input.taskQueues.control, { startToClose: '10 minutes' });
-  const browser = activitiesOn<'browser'>(input.taskQueues.browser, { startToClose: '4 hours', heartbeat: '30 seconds' });
-  const train = activitiesOn<'train'>(input.taskQueues.train, { startToClose: '12 hours', heartbeat: '30 seconds' });
+  const heartbeat = `${input.heartbeatTimeoutSeconds ?? 30} seconds`;
+  const browser = activitiesOn<'browser'>(input.taskQueues.browser, { startToClose: '4 hours', heartbeat });
+  const train = activitiesOn<'train'>(input.taskQueues.train, { startToClose: '12 hours', heartbeat });
 
   let status: CampaignStatus = input.paused ? 'paused' : 'running';
   let paused = input.paused;

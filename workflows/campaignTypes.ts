@@ -91,6 +91,8 @@ export interface CampaignInput {
   stopAfterPhase: boolean;
   /** The environment runs resets and health checks before each phase and its evaluation (the `webarena` backend). */
   environmentChecks?: boolean;
+  /** The browser and train activities' heartbeat timeout (temporal.heartbeatTimeoutSeconds); absent in runs started before it existed: 30. */
+  heartbeatTimeoutSeconds?: number;
 }
 
 export interface CampaignProgress {

@@ -27,7 +27,8 @@ import { createHttpCritic } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
 import { createVllmTokenCounter } from '../../models/remote/tokenCounter';
 import { createChatTaskGenerator } from './chatTaskGenerator';
-import { withHeartbeats, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
+import { withHeartbeats } from '../heartbeats';
 import { commandServing, servedActor, vllmLoraServing } from './deployActivities';
 import type { ModelCache } from './models';
 import type {

@@ -3,7 +3,7 @@
  * evaluation), and the critic filter (which needs each task's start page). Each derives its output
  * keys from its scope and returns the published manifest when one exists.
  */
-import { Context } from '@temporalio/activity';
+import { heartbeat } from '../heartbeats';
 import { formatAction, parseAction } from '../../browser/grammar';
 import { createOraclePolicy } from '../../browser/policies/oracle';
 import type { OracleStep } from '../../browser/contract';
@@ -151,7 +151,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           const url = startUrlOf(task, siteUrls);
           if (observations.has(url)) continue;
           observations.set(url, await observeStartPage(runtime, environment, toEpisodeTask(task, siteUrls), config));
-          Context.current().heartbeat({ startPages: observations.size });
+          heartbeat({ startPages: observations.size });
         }
         const items = candidates.map((task) => ({
           id: String(task.task_id),
@@ -173,7 +173,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
         if (criticFailures.length) await ctx.store.putJson(ctx.key(input, 'tasks', 'critic-failures.json'), criticFailures);
 
         if (feasibility && kept.length > 0) {
-          Context.current().heartbeat({ feasibility: kept.length });
+          heartbeat({ feasibility: kept.length });
           const judgedTasks = await feasibility.judge(kept);
           kept = judgedTasks.kept;
           await ctx.store.putJson(ctx.key(input, 'tasks', 'feasibility.json'), {

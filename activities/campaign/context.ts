@@ -4,7 +4,7 @@
  * locally by key, and the rule that makes activities idempotent: an output published under a manifest
  * is returned as it is, never produced twice.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { mkdir, rename } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -121,20 +121,4 @@ export class CampaignContext {
 
 export function cardKey(onnxKey: string): string {
   return onnxKey.replace(/\.onnx$/, '.json');
-}
-
-/**
- * Heartbeats every `everyMs` with the latest details until `work` settles, so a long episode or a
- * slow training preparation never looks like a dead worker; progress still updates the details.
- */
-export async function withHeartbeats<T>(details: () => unknown, work: Promise<T>, everyMs = 5_000): Promise<T> {
-  const context = Context.current();
-  // At once too, so whoever watches sees what this activity is doing before its first interval ends.
-  context.heartbeat(details());
-  const timer = setInterval(() => context.heartbeat(details()), everyMs);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
 }

@@ -18,7 +18,7 @@
  * retried; an adapter vLLM would refuse, a name listed with another adapter, a 4xx refusal, a failed
  * command or a name never listed fail the phase non-retryably, with the server's message.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -31,7 +31,8 @@ import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
 import { downloadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
 import type { TrainActivities } from './contract';
-import { withHeartbeats, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
+import { heartbeat, withHeartbeats } from '../heartbeats';
 import type { ActorServing, RolesFor, ServedModelRecord } from './roles';
 
 const execFileAsync = promisify(execFile);
@@ -102,7 +103,7 @@ async function waitUntilListed(server: ModelServerOptions, name: string, timeout
       last = (error as Error).message;
     }
     if (Date.now() >= deadline) refuse(`${name} was not listed by ${server.baseUrl}/models within ${Math.round(timeoutMs / 1000)} s (last: ${last})`);
-    Context.current().heartbeat({ waitingFor: name });
+    heartbeat({ waitingFor: name });
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

@@ -16,7 +16,8 @@ import type { EpisodeRound } from '../../models/orm';
 import { recordingPolicy } from '../../models/recordingPolicy';
 import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
-import { withHeartbeats, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
+import { beatNow, withHeartbeats } from '../heartbeats';
 import type { Config } from '../../config/schema';
 import { campaignEnvironment, siteUnavailableFailure } from './environments';
 
@@ -97,7 +98,6 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
   const sink = new StoreTraceSink(ctx.store, `${prefix}traces/`, `${prefix}actions/`);
   let done = 0;
   const progress = () => ({ stage: request.stage, episodesDone: done, episodes: tasks.length });
-  const heartbeat = () => Context.current().heartbeat(progress());
   const cancelled = Context.current().cancellationSignal;
 
   const runOne = async (task: EnvironmentTask): Promise<TrajectoryIndexRow> => {
@@ -106,7 +106,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
     const stored = await ctx.store.tryGetJson<TrajectoryRecord>(trajectoryKey);
     if (stored) {
       done++;
-      heartbeat();
+      beatNow();
       return indexRow(stored, trajectoryKey);
     }
     for (let attempt = 1; ; attempt++) {
@@ -153,7 +153,7 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
       };
       await ctx.store.putJson(trajectoryKey, record);
       done++;
-      heartbeat();
+      beatNow();
       return indexRow(record, trajectoryKey);
     }
   };

@@ -9,9 +9,11 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import type { CompletionsActorConfig } from '../../config/schema';
+import { ConfigError } from '../../config/errors';
+import type { CompletionsActorConfig, Config } from '../../config/schema';
+import { promptFormatOf } from '../../browser/policies/promptFormat';
 import { statePrompt } from '../../models/remote/completionsActor';
-import { readSftData, type SftPair } from '../../models/train/sftData';
+import { readSftData, SftDataError, type ChatRenderer, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
@@ -50,12 +52,22 @@ function demonstrationRecord(
 }
 
 /** The SFT data file's pairs, every problem listed (models/train/sftData.ts); read from here or from the store. */
-export async function sftDataPairs(actor: CompletionsActorConfig, prompts: PromptBuilder, store: ArtifactStore): Promise<SftPair[]> {
+export async function sftDataPairs(actor: CompletionsActorConfig, render: ChatRenderer | undefined, store: ArtifactStore | undefined): Promise<SftPair[]> {
   const source = actor.sftData;
   if (!source) return [];
-  const text = source.path !== undefined ? await readFile(source.path, 'utf8') : (await store.getBytes(source.key!)).toString('utf8');
-  const render = prompts.format.renderChat?.bind(prompts.format);
-  return readSftData(`models.actor.sftData ${source.path ?? source.key}`, text, source.format, render);
+  let text: string;
+  if (source.path !== undefined) {
+    try {
+      text = await readFile(source.path, 'utf8');
+    } catch (error) {
+      throw new SftDataError(`models.actor.sftData.path (${source.path})`, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? error}`]);
+    }
+  } else {
+    if (!store) throw new Error(`models.actor.sftData.key ${source.key} needs the campaign's store`);
+    text = (await store.getBytes(source.key!)).toString('utf8');
+  }
+  const where = source.path !== undefined ? `models.actor.sftData.path (${source.path})` : `models.actor.sftData.key (${source.key})`;
+  return readSftData(where, text, source.format, render);
 }
 
 export async function actorSftRecords(
@@ -70,7 +82,7 @@ export async function actorSftRecords(
         demonstrations.map(async (row, i) => demonstrationRecord(campaignId, `oracle-${i}`, await statePrompt(prompts, row.state), row.response, 1, row.state)),
       )
     : [];
-  const file = (await sftDataPairs(actor, prompts, store)).map((pair, i) =>
+  const file = (await sftDataPairs(actor, prompts.format.renderChat?.bind(prompts.format), store)).map((pair, i) =>
     demonstrationRecord(campaignId, `sft-data-${i}`, pair.prompt, pair.response, 1, { intent: '' }),
   );
   return [...oracle, ...file];
@@ -87,17 +99,33 @@ export async function criticSftRecords(
   );
 }
 
+/** The SFT file's structure alone, for a chat-template actor whose model (and template) the main job provisions later. */
+const structureOnly: ChatRenderer = (messages) => messages.map((message) => `${message.role}: ${message.content}`).join('\n');
+
 /**
- * Before a campaign starts: the SFT data file reads (every problem listed) and the init checkpoint is
- * there. Throws an Error naming each problem.
+ * Before a campaign starts (`webrl config check`, `campaign start`, the main job): every problem of a
+ * completions actor's SFT data file (each naming the field and the file) and whether its init checkpoint
+ * is there; throws a ConfigError listing them. Sources in the store are checked only with a store.
  */
-export async function checkActorStart(actor: CompletionsActorConfig, prompts: PromptBuilder, store: ArtifactStore): Promise<void> {
-  await sftDataPairs(actor, prompts, store);
-  const init = actor.init;
-  if (init && 'path' in init && !existsSync(init.path)) throw new Error(`models.actor.init.path: ${init.path} does not exist`);
-  if (init && 'key' in init && !(await store.exists(init.key)) && !(await readCheckpointListing(store, init.key))) {
-    throw new Error(`models.actor.init.key: the store has no checkpoint at ${init.key}`);
+export async function assertActorReady(config: Config, source: string, store?: ArtifactStore): Promise<void> {
+  const actor = config.models.actor;
+  if (actor.backend !== 'completions') return;
+  const problems: string[] = [];
+  if (actor.sftData && (actor.sftData.path !== undefined || store)) {
+    const provisionedLater = actor.promptFormat === 'chat-template' && config.stack.llm !== undefined && !existsSync(actor.tokenizer ?? '');
+    const format = provisionedLater ? undefined : promptFormatOf(actor);
+    const render = provisionedLater ? structureOnly : format?.renderChat?.bind(format);
+    await sftDataPairs(actor, render, store).catch((error: unknown) => {
+      if (!(error instanceof SftDataError)) throw error;
+      for (const problem of error.problems) problems.push(`${error.source}: ${problem}`);
+    });
   }
+  const init = actor.init;
+  if (init && 'path' in init && !existsSync(init.path)) problems.push(`models.actor.init.path: ${init.path} does not exist`);
+  if (init && 'key' in init && store && !(await store.exists(init.key)) && !(await readCheckpointListing(store, init.key))) {
+    problems.push(`models.actor.init.key: the store has no checkpoint at ${init.key}`);
+  }
+  if (problems.length) throw new ConfigError(source, problems);
 }
 
 /** The store key of the checkpoint phase 0's actor starts from: the configured key, or the local path stored at `localKey`. */

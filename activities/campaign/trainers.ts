@@ -16,7 +16,8 @@ import { trainerVariables } from '../../models/train/trainerContract';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
 import type { PromptFormat } from '../../models/train/trainerContract';
 import { StorageNotFoundError } from '../../storage/errors';
-import { withHeartbeats, type CampaignContext } from './context';
+import type { CampaignContext } from './context';
+import { beatNow, withHeartbeats } from '../heartbeats';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { Trainer, TrainingTarget, TrainSpec } from './roles';
 
@@ -80,7 +81,7 @@ export function embeddedTrainer(ctx: CampaignContext): Trainer {
       signal: Context.current().cancellationSignal,
       onProgress: (progress) => {
         latest.details = { model: spec.name, ...progress };
-        Context.current().heartbeat(latest.details);
+        beatNow();
       },
       onCheckpoint: ({ path }) => {
         uploads = uploads.then(async () => void (await ctx.store.uploadFile(stateKey, path)));
@@ -168,7 +169,7 @@ export function externalTrainer(
           signal: Context.current().cancellationSignal,
           onProgress: (fraction) => {
             latest = { model: spec.name, phase: 'external', fraction };
-            Context.current().heartbeat(latest);
+            beatNow();
           },
         }),
       );

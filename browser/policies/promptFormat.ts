@@ -81,15 +81,19 @@ function readJson(path: string): Record<string, unknown> {
   }
 }
 
-/** The template's source: chat_template.jinja beside the tokenizer, else tokenizer_config.json's chat_template (its `default`). */
-function templateSource(dir: string, config: Record<string, unknown>): string {
+/**
+ * The template's source and the file it is in: chat_template.jinja beside the tokenizer, else
+ * tokenizer_config.json's chat_template (its `default`).
+ */
+function templateSource(dir: string, config: Record<string, unknown>): { text: string; file: string } {
   const file = join(dir, 'chat_template.jinja');
-  if (existsSync(file)) return readFileSync(file, 'utf8');
+  if (existsSync(file)) return { text: readFileSync(file, 'utf8'), file };
   const template = config.chat_template;
-  if (typeof template === 'string') return template;
+  const configFile = join(dir, 'tokenizer_config.json');
+  if (typeof template === 'string') return { text: template, file: `${configFile} (chat_template)` };
   if (Array.isArray(template)) {
     const named = (template as { name?: unknown; template?: unknown }[]).find((entry) => entry.name === 'default')?.template;
-    if (typeof named === 'string') return named;
+    if (typeof named === 'string') return { text: named, file: `${configFile} (chat_template default)` };
   }
   throw new Error(`${dir} has no chat template (chat_template.jinja, or chat_template in tokenizer_config.json)`);
 }
@@ -105,7 +109,14 @@ export function chatTemplateFormat(dir: string): PromptFormat {
   const known = formats.get(dir);
   if (known) return known;
   const config = readJson(join(dir, 'tokenizer_config.json'));
-  const template = new Template(templateSource(dir, config));
+  const source = templateSource(dir, config);
+  const template = (() => {
+    try {
+      return new Template(source.text);
+    } catch (error) {
+      throw new Error(`${source.file}: the chat template does not parse: ${(error as Error).message}`);
+    }
+  })();
   const prefix = addedPrefix(existsSync(join(dir, 'tokenizer.json')) ? readJson(join(dir, 'tokenizer.json')) : null, config);
   const specials = Object.fromEntries(
     ['bos_token', 'eos_token', 'pad_token', 'unk_token'].flatMap((key) => {
@@ -114,12 +125,19 @@ export function chatTemplateFormat(dir: string): PromptFormat {
     }),
   );
   const render = (messages: Message[], generation: boolean) => template.render({ ...specials, messages, add_generation_prompt: generation });
+  const firstRender = (messages: Message[], generation: boolean) => {
+    try {
+      return render(messages, generation);
+    } catch (error) {
+      throw new Error(`${source.file}: the chat template fails to render a conversation: ${(error as Error).message}`);
+    }
+  };
 
   // The end of turn, as webrl-torch finds it (encoding.py end_of_turn): what the template writes right
   // after an assistant message's content up to the first white space (ChatML's `<|im_end|>`, not the
   // newline between turns), else the EOS.
   const marker = '\u2063assistant-content\u2063';
-  const conversation = render(
+  const conversation = firstRender(
     [
       { role: 'user', content: 'x' },
       { role: 'assistant', content: marker },

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { TASK_SITE_NAMES } from '../siteUrls';
+import { PLACEHOLDERS, SITE_NAMES } from '../siteUrls';
 import type { WebArenaTask } from './schema';
 
 /** The values an agent's response may take (the package's MainObjectiveType and Status, upper case). */
@@ -29,25 +29,55 @@ const caseless = <T extends readonly [string, ...string[]]>(values: T) =>
     return z.NEVER;
   });
 
+/** The JSON Schema types a results_schema may name (its `type`, at any depth). */
+const JSON_SCHEMA_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'];
+
+/** Every `type` of a JSON Schema (nested under items, properties, anyOf...) that JSON Schema does not have. */
+function unknownSchemaTypes(schema: unknown, path = 'results_schema'): string[] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  if (Array.isArray(schema)) return schema.flatMap((item, i) => unknownSchemaTypes(item, `${path}[${i}]`));
+  return Object.entries(schema).flatMap(([key, value]) => {
+    if (key !== 'type') return unknownSchemaTypes(value, `${path}.${key}`);
+    const types = Array.isArray(value) ? value : [value];
+    return types.filter((type) => !JSON_SCHEMA_TYPES.includes(type as string)).map((type) => `${path}.type ${JSON.stringify(type)}`);
+  });
+}
+
+const resultsSchema = z.record(z.string(), z.unknown()).superRefine((schema, ctx) => {
+  for (const bad of unknownSchemaTypes(schema)) ctx.addIssue({ code: 'custom', message: `${bad} is not a JSON Schema type (${JSON_SCHEMA_TYPES.join(', ')})` });
+});
+
 const agentResponseEvaluator = z.looseObject({
   evaluator: z.literal('AgentResponseEvaluator'),
-  results_schema: z.record(z.string(), z.unknown()),
+  results_schema: resultsSchema,
   expected: z.looseObject({ task_type: caseless(VERIFIED_TASK_TYPES), status: caseless(VERIFIED_STATUSES), retrieved_data: z.unknown().optional() }),
 });
 
+const nonBlank = z.string().refine((value) => value.trim() !== '', { message: 'blank: expected the URL the request must go to' });
+
 const networkEventEvaluator = z.looseObject({
   evaluator: z.literal('NetworkEventEvaluator'),
-  expected: z.looseObject({ url: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]) }),
+  expected: z.looseObject({ url: z.union([nonBlank, z.array(nonBlank).min(1)]) }),
 });
 
-/** Where a Verified task starts: a site placeholder (optionally with a path) or an http(s) URL. */
-const verifiedStartUrl = z.string().refine((value) => /^__[A-Z_]+__(?:[/?#].*)?$/.test(value) || /^https?:\/\//.test(value), {
-  message: 'expected a site placeholder such as __SHOPPING__ or an http(s) URL',
+const KNOWN_PLACEHOLDERS = Object.values(PLACEHOLDERS);
+
+/** Where a Verified task starts: one of WebArena's site placeholders (optionally with a path) or an http(s) URL. */
+const verifiedStartUrl = z.string().superRefine((value, ctx) => {
+  const placeholder = /^(__[A-Z_]+__)(?:[/?#].*)?$/.exec(value)?.[1];
+  if (placeholder && !KNOWN_PLACEHOLDERS.includes(placeholder)) {
+    ctx.addIssue({ code: 'custom', message: `${placeholder} is no WebArena site's placeholder (${KNOWN_PLACEHOLDERS.join(', ')})` });
+  } else if (!placeholder && !/^https?:\/\/\S+$/.test(value)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a site placeholder such as __SHOPPING__ or an http(s) URL' });
+  }
 });
 
 export const verifiedTaskSchema = z
   .looseObject({
-    sites: z.array(z.enum(TASK_SITE_NAMES)).min(1),
+    /** WebArena's sites only: a MiniWoB++ task has no WebArena-Verified evaluator. */
+    sites: z
+      .array(z.enum(SITE_NAMES, { error: (issue) => `expected one of WebArena's sites (${SITE_NAMES.join(', ')}), got ${JSON.stringify(issue.input)}` }))
+      .min(1),
     task_id: z.number().int().nonnegative(),
     intent_template_id: z.number().int(),
     start_urls: z.array(verifiedStartUrl).min(1),
@@ -60,6 +90,15 @@ export const verifiedTaskSchema = z
     oracle: z.array(oracleStepSchema).optional(),
   })
   .superRefine((task, ctx) => {
+    task.start_urls.forEach((url, i) => {
+      const site = SITE_NAMES.find((name) => PLACEHOLDERS[name] === url.split(/[/?#]/)[0]);
+      if (site && !task.sites.includes(site))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['start_urls', i],
+          message: `starts on site ${site}, which the task's sites (${task.sites.join(', ')}) do not list`,
+        });
+    });
     const responses = task.eval.filter((entry) => entry.evaluator === 'AgentResponseEvaluator').length;
     if (responses !== 1) ctx.addIssue({ code: 'custom', path: ['eval'], message: `expected exactly one AgentResponseEvaluator, found ${responses}` });
   });

@@ -12,8 +12,9 @@ import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
 import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
 import { ensureWebArenaVerified } from '../evaluators/verified/environment';
+import { SITE_NAMES } from '../siteUrls';
 import { accountOf, signIn } from './sessions';
-import { siteUrlsOf, unavailableSites, webArenaSites } from './sites';
+import { resetHookProblems, siteUrlsOf, unavailableSites, webArenaSites } from './sites';
 
 export type TaskSource = WebArenaConfig['tasks']['train'];
 
@@ -76,12 +77,15 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
   const bySite = new Map<string, WebArenaTask[]>();
   for (const task of tasks) for (const site of task.sites) bySite.set(site, [...(bySite.get(site) ?? []), task]);
   for (const [site, affected] of bySite) {
-    if (!urls[site as keyof typeof urls]) {
+    if (!(SITE_NAMES as readonly string[]).includes(site)) {
+      problems.push(`site ${site} is not a WebArena site (${SITE_NAMES.join(', ')}); it is named by ${taskList(affected)}`);
+    } else if (!urls[site as keyof typeof urls]) {
       problems.push(
         `site ${site} has no URL (set campaign.environment.webarena.sites.${site}.url or ${site.toUpperCase()}); it is needed by ${taskList(affected)}`,
       );
     }
   }
+  problems.push(...(await resetHookProblems(sites)));
   const down = await unavailableSites([...sites, ...(webarena.homepage ? [{ name: 'homepage', url: webarena.homepage }] : [])], webarena.healthCheck);
   for (const site of down) problems.push(`${site.message}${bySite.has(site.site) ? `; it is needed by ${taskList(bySite.get(site.site)!)}` : ''}`);
   const needLogin = sites.filter((site) => site.form && bySite.has(site.name) && !down.some((d) => d.site === site.name));

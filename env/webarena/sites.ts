@@ -3,6 +3,7 @@
  * variables, reset hook and policy, and episode cap; the health check; and the reset hooks.
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { WebArenaConfig, WebArenaSiteSettings } from '../../config/schema';
 import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../loginForms';
@@ -113,6 +114,61 @@ async function envCtrl(site: string, base: string, method: 'GET' | 'POST', path:
 async function envCtrlReset(site: string, base: string, timeoutSeconds: number): Promise<void> {
   await envCtrl(site, base, 'POST', '/restart?wait=1', timeoutSeconds);
   await envCtrl(site, base, 'GET', '/status', timeoutSeconds);
+}
+
+/** How long a reset hook's probe before the campaign waits for an answer. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+/** Whether something listens at the URL's host and port (a connection, no request: a request could reset the site). */
+function connects(url: string): Promise<void> {
+  const target = new URL(url);
+  const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: target.hostname, port, timeout: PROBE_TIMEOUT_MS });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`));
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => reject(new Error(error.code ?? error.message)));
+  });
+}
+
+/** Whether the shell finds the command's program (its first word), without running the command. */
+function commandFound(command: string): Promise<void> {
+  const program = command.trim().split(/\s+/)[0] ?? '';
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', 'command -v -- "$1"', 'sh', program], { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`${program} is not a program the shell finds`))));
+  });
+}
+
+/**
+ * Before a campaign starts: every site's reset hook can be reached, without resetting anything (an
+ * env-ctrl service answers GET /status; an HTTP hook's server accepts a connection; a command's program
+ * exists). One problem per site, naming its hook's field.
+ */
+export async function resetHookProblems(sites: readonly WebArenaSite[]): Promise<string[]> {
+  const problems = await Promise.all(
+    sites.map(async (site) => {
+      const hook = site.reset?.hook;
+      if (!hook) return undefined;
+      const field = `campaign.environment.webarena.sites.${site.name}.reset.hook`;
+      try {
+        if ('command' in hook) await commandFound(hook.command);
+        else if ('kind' in hook) await envCtrl(site.name, hook.url, 'GET', '/status', Math.min(hook.timeoutSeconds, PROBE_TIMEOUT_MS / 1000));
+        else await connects(hook.http.url);
+        return undefined;
+      } catch (error) {
+        return `${field}: the reset hook cannot be reached: ${(error as Error).message}`;
+      }
+    }),
+  );
+  return problems.filter((problem): problem is string => problem !== undefined);
 }
 
 /** Runs a site's reset hook; throws naming the site when it fails. Returns how long it took. */

@@ -13,6 +13,7 @@
  *                      their prompt and response as they are
  */
 import { z } from 'zod';
+import { firstProblems } from '../../config/errors';
 import { trainingRecordSchema } from './trainingRecord';
 
 export const SFT_DATA_FORMATS = ['webrl-sharegpt', 'training-records'] as const;
@@ -34,12 +35,23 @@ export class SftDataError extends Error {
     readonly source: string,
     readonly problems: string[],
   ) {
-    super(`${source}: ${problems.length} problem(s):\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    super(
+      `${source}: ${problems.length} problem(s):\n${firstProblems(problems)
+        .map((p) => `  ${p}`)
+        .join('\n')}`,
+    );
   }
 }
 
-const turnSchema = z.looseObject({ from: z.enum(['system', 'human', 'gpt']), value: z.string() });
-const entrySchema = z.looseObject({ conversations: z.array(turnSchema).min(2) });
+/** Whether a tokenizer can encode the text: a lone UTF-16 surrogate (a `\\ud800` escape in JSON) it cannot; a pair is one code point. */
+const wellFormed = (value: string) => !/\p{Cs}/u.test(value);
+const text = z.string().refine(wellFormed, { message: 'holds a lone UTF-16 surrogate (a broken \\uD800-\\uDFFF escape), which no tokenizer encodes' });
+const turnSchema = z.looseObject({ from: z.enum(['system', 'human', 'gpt']), value: text });
+const entrySchema = z.looseObject({
+  conversations: z
+    .array(turnSchema, { error: (issue) => (issue.input === undefined ? 'missing: each entry needs conversations: [{from, value}, ...]' : undefined) })
+    .min(2, { error: 'expected at least two turns (a human turn and the gpt turn it trains)' }),
+});
 const ROLES = { system: 'system', human: 'user', gpt: 'assistant' } as const;
 
 const issues = (where: string, error: z.ZodError) =>
@@ -63,6 +75,8 @@ function sharegptPairs(text: string, render: ChatRenderer | undefined, problems:
     const parsed = entrySchema.safeParse(raw);
     if (!parsed.success) return void problems.push(...issues(where, parsed.error));
     const turns = parsed.data.conversations;
+    const blank = turns.findIndex((turn) => turn.from === 'human' && turn.value.trim() === '');
+    if (blank >= 0) return void problems.push(`${where} conversations.${blank}.value: the human turn (the prompt) is empty`);
     const start = turns[0]!.from === 'system' ? 1 : 0;
     const misplaced = turns.findIndex((turn, t) => t >= start && turn.from !== ((t - start) % 2 === 0 ? 'human' : 'gpt'));
     if (misplaced >= 0)
@@ -100,6 +114,10 @@ function recordPairs(text: string, problems: string[]): SftPair[] {
     const parsed = trainingRecordSchema.safeParse(json);
     if (!parsed.success) return void problems.push(...issues(where, parsed.error));
     if (parsed.data.kind !== 'step') return void problems.push(`${where} kind: expected "step" (an orm record trains no actor)`);
+    for (const field of ['prompt', 'response'] as const) {
+      if (!wellFormed(parsed.data[field])) return void problems.push(`${where} ${field}: holds a lone UTF-16 surrogate, which no tokenizer encodes`);
+    }
+    if (parsed.data.prompt.trim() === '') return void problems.push(`${where} prompt: the prompt is empty`);
     pairs.push({ where, prompt: parsed.data.prompt, response: parsed.data.response });
   });
   return pairs;
@@ -111,9 +129,18 @@ function recordPairs(text: string, problems: string[]): SftPair[] {
  */
 export function readSftData(source: string, text: string, format: SftDataFormat, render: ChatRenderer | undefined): SftPair[] {
   const problems: string[] = [];
-  const pairs = format === 'webrl-sharegpt' ? sharegptPairs(text, render, problems) : recordPairs(text, problems);
-  const empty = pairs.some((pair) => pair.response.trim() === '');
-  if (empty) problems.push(...pairs.filter((pair) => pair.response.trim() === '').map((pair) => `${pair.where}: the target (response) is empty`));
+  // A byte order mark (Windows editors write one) is not part of the JSON: read past it.
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  const pairs = format === 'webrl-sharegpt' ? sharegptPairs(body, render, problems) : recordPairs(body, problems);
+  for (const pair of pairs) if (pair.response.trim() === '') problems.push(`${pair.where}: the target (response) is empty`);
+  // The same pair twice weighs it double in training without anyone having chosen that.
+  const seen = new Map<string, string>();
+  for (const pair of pairs) {
+    const key = JSON.stringify([pair.prompt, pair.response]);
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, pair.where);
+    else problems.push(`${pair.where}: the same prompt and response as ${first} (a duplicate entry)`);
+  }
   if (problems.length === 0 && pairs.length === 0) problems.push('no (prompt, response) pairs');
   if (problems.length) throw new SftDataError(source, problems);
   return pairs;

@@ -215,6 +215,27 @@ describe('runEpisode', () => {
     assert.deepEqual([evalDown.outcome.infraFailure, evalDown.outcome.reason, disposed], [true, 'evaluation_error', 1]);
   });
 
+  test('an evaluator slower than a step is waited for; one that never answers is an infrastructure failure, not a score', async () => {
+    const evaluating = (evaluate: () => Promise<number>): EpisodeEnvironment => ({
+      prepareEpisode: async () => ({ startUrl: `${server.url}/index.html`, evaluate, dispose: async () => undefined }),
+    });
+    // A step may take 5 s here; the evaluator takes longer, and is waited for.
+    const stepTimeoutMs = 5_000;
+    const slowerThanAStep = await run({
+      policy: scripted(['exit(message="x")']),
+      environment: evaluating(() => new Promise((resolve) => setTimeout(() => resolve(1), stepTimeoutMs + 1_000))),
+      options: { executor: { ...executorOptionsFor('default', 0), stepTimeoutMs }, evaluationTimeoutMs: 60_000 },
+    });
+    assert.deepEqual([slowerThanAStep.outcome.infraFailure, slowerThanAStep.outcome.score, slowerThanAStep.outcome.detail], [false, 1, undefined]);
+    const silent = await run({
+      policy: scripted(['exit(message="x")']),
+      environment: evaluating(() => new Promise<number>(() => undefined)),
+      options: { evaluationTimeoutMs: 500 },
+    });
+    assert.deepEqual([silent.outcome.infraFailure, silent.outcome.reason, silent.outcome.score], [true, 'evaluation_error', 0]);
+    assert.equal(silent.outcome.detail, 'evaluating the episode: the evaluator took longer than 500 ms');
+  });
+
   test('closing the context under a running episode ends it as an infrastructure failure', async () => {
     const context = await newContext(browser);
     const closing: Policy = {

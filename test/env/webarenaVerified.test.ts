@@ -18,8 +18,10 @@ import { MAX_STORED_HAR_BYTES, storedHar } from '../../env/evaluators/verified/n
 import { backend as webarenaBackend } from '../../env/backends/webarena';
 import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
 import { parseConfig } from '../../config/load';
-import { EnvCtrlResetFailed, runResetHook, webArenaSites } from '../../env/webarena/sites';
+import { EnvCtrlResetFailed, resetHookProblems, runResetHook, webArenaSites } from '../../env/webarena/sites';
 import { sitesAndTasksProblems } from '../../env/webarena/preflight';
+import { asWebArenaTask } from '../../cli/env';
+import { generateTasks } from '../../env/tasks/generate';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
@@ -81,6 +83,29 @@ describe('WebArena-Verified', () => {
     );
   });
 
+  it('refuses a Verified task on a site that is not WebArena’s, a blank expected url, an unknown or unlisted start site, a bogus results_schema type', () => {
+    const shopping = tasks.find((task) => task.sites.join() === 'shopping')!.verified as { task_id: number; eval: Record<string, unknown>[] };
+    const response = shopping.eval.find((entry) => entry.evaluator === 'AgentResponseEvaluator')!;
+    const variant = (id: number, change: object) => ({ ...shopping, task_id: id, ...change });
+    const report = parseTasksReport([
+      variant(9001, { sites: ['miniwob'] }),
+      variant(9002, { eval: [response, { evaluator: 'NetworkEventEvaluator', expected: { url: '  ' } }] }),
+      variant(9003, { start_urls: ['__SHOPING__/cart'] }),
+      variant(9004, { start_urls: ['__REDDIT__/forums'] }),
+      variant(9005, { eval: [{ ...response, results_schema: { type: 'array', items: { type: 'strnig' } } }] }),
+    ]);
+    assert.deepEqual(
+      report.problems.map((p) => p.message),
+      [
+        'task 9001: sites[0]: expected one of WebArena\'s sites (shopping, shopping_admin, reddit, gitlab, map, wikipedia), got "miniwob"',
+        'task 9002: eval[1].expected.url: blank: expected the URL the request must go to',
+        "task 9003: start_urls[0]: __SHOPING__ is no WebArena site's placeholder (__SHOPPING__, __SHOPPING_ADMIN__, __REDDIT__, __GITLAB__, __MAP__, __WIKIPEDIA__)",
+        "task 9004: start_urls[0]: starts on site reddit, which the task's sites (shopping) do not list",
+        'task 9005: eval[0].results_schema: results_schema.items.type "strnig" is not a JSON Schema type (string, number, integer, boolean, array, object, null)',
+      ],
+    );
+  });
+
   for (const id of [107, 108]) {
     it(`scores demo task ${id} as its eval_result.json does`, async () => {
       const expected = taskEvalResultSchema.parse(JSON.parse(await readFile(join(DEMO, String(id), 'eval_result.json'), 'utf8')));
@@ -107,6 +132,48 @@ describe('WebArena-Verified', () => {
     const second = await sharedVerifiedEvaluator();
     assert.notEqual(second, first);
     assert.equal((await second.assets()).version, '1.2.3');
+  });
+
+  it('an evaluator that dies under an episode is started again and asked again: the episode keeps its score', async () => {
+    const expected = taskEvalResultSchema.parse(JSON.parse(await readFile(join(DEMO, '107', 'eval_result.json'), 'utf8')));
+    const answer = await readFile(join(DEMO, '107', 'agent_response.json'), 'utf8');
+    const dying = await sharedVerifiedEvaluator();
+    const scoring = scoreVerified(
+      tasks.find((t) => t.task_id === 107)!,
+      SITES,
+      answer,
+      { network },
+    );
+    // The request is written before the next turn of the event loop; the process dies before it can answer.
+    await new Promise((resolve) => setImmediate(resolve));
+    dying.close();
+    assert.equal((await scoring).score, expected.score);
+    assert.notEqual(await sharedVerifiedEvaluator(), dying);
+  });
+
+  it('the pre-start check names a task site that is not WebArena’s, instead of asking for a URL it would refuse', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'webrl-site-check-'));
+    try {
+      const [train, test] = [join(dir, 'train.json'), join(dir, 'test.json')];
+      const task = asWebArenaTask(generateTasks('test')[0]!);
+      await writeFile(train, JSON.stringify([{ ...task, task_id: 7, sites: ['miniwob'] }]));
+      await writeFile(test, JSON.stringify([{ ...task, task_id: 8, sites: ['miniwob'] }]));
+      const config = parseConfig({
+        campaign: {
+          phase: { curriculum: false },
+          environment: { backend: 'webarena', webarena: { sites: {}, tasks: { train: { path: train }, test: { path: test } } } },
+        },
+      });
+      if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
+      const problems = await sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      assert.ok(
+        problems.includes('site miniwob is not a WebArena site (shopping, shopping_admin, reddit, gitlab, map, wikipedia); it is named by tasks 7, 8'),
+        problems.join('\n'),
+      );
+      assert.ok(!problems.some((p) => p.includes('sites.miniwob')), problems.join('\n'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('the pre-start check refuses Verified tasks under another harness, and other tasks under the Verified one', async () => {
@@ -217,6 +284,35 @@ function settingsWithEnvCtrl(url: string) {
 }
 
 describe('the env-ctrl reset hook', () => {
+  it('is probed before the campaign starts (GET /status, no restart); a hook that cannot be reached is named by its field', async () => {
+    const service = await envCtrlService(true);
+    try {
+      const [site] = webArenaSites(settingsWithEnvCtrl(service.url).webarena);
+      assert.deepEqual(await resetHookProblems([site!]), []);
+      assert.deepEqual(service.calls, ['GET /status']);
+    } finally {
+      service.server.close();
+    }
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const gone = `http://127.0.0.1:${closed}`;
+    const [envCtrlSite] = webArenaSites(settingsWithEnvCtrl(gone).webarena);
+    const problems = await resetHookProblems([
+      envCtrlSite!,
+      { ...envCtrlSite!, name: 'reddit', reset: { hook: { http: { url: `${gone}/reset`, method: 'POST', timeoutSeconds: 5 } }, policy: 'never' } },
+      { ...envCtrlSite!, name: 'shopping', reset: { hook: { command: 'no-such-reset-program --all', timeoutSeconds: 5 }, policy: 'never' } },
+    ]);
+    assert.deepEqual(problems, [
+      `campaign.environment.webarena.sites.gitlab.reset.hook: the reset hook cannot be reached: reset of site gitlab: env-ctrl GET ${gone}/status: ECONNREFUSED`,
+      'campaign.environment.webarena.sites.reddit.reset.hook: the reset hook cannot be reached: ECONNREFUSED',
+      'campaign.environment.webarena.sites.shopping.reset.hook: the reset hook cannot be reached: no-such-reset-program is not a program the shell finds',
+    ]);
+  });
+
   it('restarts the site and waits for it (restart?wait=1), then checks its status', async () => {
     const service = await envCtrlService(true);
     try {

@@ -74,7 +74,7 @@ describe('SFT data files', () => {
       '[0] conversations: with promptFormat webrl-llama3 an entry is one human turn (the released prompt) and one gpt turn; it has 4 turns',
       '[1] conversations.0.from: expected human (turns alternate human / gpt after an optional system turn)',
       '[2] conversations.1.from: Invalid option: expected one of "system"|"human"|"gpt"',
-      '[3] conversations: Invalid input: expected array, received undefined',
+      '[3] conversations: missing: each entry needs conversations: [{from, value}, ...]',
       '[4]: the target (response) is empty',
     ]);
     assert.deepEqual(problems('{"conversations": []}', 'webrl-sharegpt'), ['expected a JSON array of {conversations: [...]} entries']);

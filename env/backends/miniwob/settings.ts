@@ -8,6 +8,9 @@ import type { ConfigIssue, ConfigIssueInput } from '../contract';
 import { EXCLUDED_TASK_TYPES, isTextTaskType } from './catalog';
 import { MINIWOB_VERSION } from './package';
 
+/** Seeds in one split at most: each seed is one page load per task type when the split is loaded. */
+export const MAX_SEEDS_PER_SPLIT = 10_000;
+
 /** Seeds `from` (inclusive) to `to` (exclusive). */
 const seedRange = z
   .strictObject({
@@ -22,7 +25,10 @@ const seedRange = z
       .min(1)
       .max(2 ** 31),
   })
-  .refine((range) => range.to > range.from, { message: 'seed range is empty: to must be greater than from' });
+  .refine((range) => range.to > range.from, { message: 'seed range is empty: to must be greater than from' })
+  .refine((range) => range.to - range.from <= MAX_SEEDS_PER_SPLIT, {
+    message: `at most ${MAX_SEEDS_PER_SPLIT} seeds per split (each seed loads one page per task type before the campaign starts)`,
+  });
 export type SeedRange = z.output<typeof seedRange>;
 
 export const MiniwobSectionSchema = z
@@ -44,7 +50,11 @@ export const MiniwobSectionSchema = z
      * number of seconds replaces it (an LLM actor takes longer per step than MiniWoB++'s limits assume).
      * An episode that runs out of time ends on the page with reward -1: a recorded failure.
      */
-    timeLimit: z.union([z.literal('page'), z.number().int().min(1).max(3600)]).default('page'),
+    timeLimit: z
+      .union([z.literal('page'), z.number().int().min(1).max(3600)], {
+        error: "expected 'page' or a whole number of seconds from 1 to 3600 (a number, not text)",
+      })
+      .default('page'),
   })
   .default({ taskTypes: [], seeds: { train: { from: 0, to: 10 }, test: { from: 1000, to: 1003 } }, timeLimit: 'page' });
 export type MiniwobSection = z.output<typeof MiniwobSectionSchema>;
@@ -61,7 +71,7 @@ const show = (range: SeedRange) => `[${range.from}, ${range.to})`;
 
 /**
  * The train and test seed ranges must not share a seed (a test task would be one the actor trained on);
- * every task type must be one of the text subset's.
+ * every task type must be one of the text subset's, and listed once (a split would hold a task twice).
  */
 export function miniwobConfigIssues(_config: ConfigIssueInput, settings: MiniwobSettings): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
@@ -70,6 +80,11 @@ export function miniwobConfigIssues(_config: ConfigIssueInput, settings: Miniwob
     issues.push({ path: ['campaign', 'environment', 'miniwob', 'seeds'], message: `the train seeds ${show(train)} and the test seeds ${show(test)} overlap` });
   }
   settings.miniwob.taskTypes.forEach((name, i) => {
+    const first = settings.miniwob.taskTypes.indexOf(name);
+    if (first !== i) {
+      issues.push({ path: ['campaign', 'environment', 'miniwob', 'taskTypes', i], message: `task type ${name} is listed twice (also at [${first}])` });
+      return;
+    }
     if (isTextTaskType(name)) return;
     const excluded = EXCLUDED_TASK_TYPES[name];
     const message = excluded ? `task type ${name} is left out of the text subset: ${excluded}` : `miniwob ${MINIWOB_VERSION} has no task type ${name}`;

@@ -9,7 +9,7 @@
 import type { EvaluationDetails } from '../../../browser/contract';
 import type { SiteUrls } from '../../siteUrls';
 import { TaskConfigError, type WebArenaTask } from '../../tasks/schema';
-import { sharedVerifiedEvaluator, type HarEntry } from './client';
+import { sharedVerifiedEvaluator, type EvaluationRequest, type HarEntry, type TaskEvalResult } from './client';
 
 /** What an episode hands the evaluator besides its page and answer. */
 export interface EpisodeEvidence {
@@ -45,6 +45,24 @@ export function verifiedTaskProblems(task: WebArenaTask): TaskConfigError[] {
   return problems;
 }
 
+/** Tries per episode when the evaluator's process dies under it (killed for memory on a loaded machine, say). */
+const EVALUATOR_ATTEMPTS = 3;
+
+/**
+ * One evaluation; a process that exited while it ran is started again and asked again, so an evaluator
+ * that went down costs time, not a score. What the package itself answers (its errors included) is final.
+ */
+async function evaluateRetryingExits(request: EvaluationRequest): Promise<{ result: TaskEvalResult; ms: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const evaluator = await sharedVerifiedEvaluator();
+    try {
+      return await evaluator.evaluate(request);
+    } catch (error) {
+      if (evaluator.alive || attempt >= EVALUATOR_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /** Scores one episode with the official evaluator. */
 export async function scoreVerified(
   task: WebArenaTask,
@@ -54,7 +72,7 @@ export async function scoreVerified(
 ): Promise<{ score: number; details: EvaluationDetails }> {
   const { response, problem } = agentResponse(answer);
   const sites = Object.fromEntries(task.sites.flatMap((site) => (siteUrls[site as keyof SiteUrls] ? [[site, siteUrls[site as keyof SiteUrls]!]] : [])));
-  const { result, ms } = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response, entries: evidence.network ?? [], sites });
+  const { result, ms } = await evaluateRetryingExits({ task: task.verified, response, entries: evidence.network ?? [], sites });
   const details: EvaluationDetails = {
     status: result.status,
     evaluators: result.evaluators_results.map((entry) => `${entry.evaluator_name}: ${entry.status}`).join('; '),
