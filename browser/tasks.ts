@@ -22,6 +22,7 @@ export const oracleStepSchema: z.ZodType<OracleStep> = z.union([
   z.strictObject({ action: z.enum(['Type', 'Search', 'Select Dropdown Option']), target: elementMatcher, argument: z.string() }),
   z.strictObject({ action: z.enum(['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward']) }),
   z.strictObject({ action: z.literal('exit'), message: z.string() }),
+  z.strictObject({ action: z.literal('solve'), solver: z.string().min(1) }),
 ]);
 
 const rolloutTask = z.strictObject({

@@ -5,6 +5,7 @@
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
 import type { ElementMatcher, Observation, ObservedElement, OracleStep } from '../../../browser/contract';
+import { MINIWOB_PLANNERS } from './oracles';
 
 type Solver = (intent: string, observation: Observation) => OracleStep[] | undefined;
 
@@ -75,6 +76,7 @@ const WIDGETS: Record<string, ElementMatcher> = {
 };
 
 export const SOLVERS: Readonly<Record<string, Solver>> = {
+  ...MINIWOB_PLANNERS,
   'click-button': (intent) => {
     const [name] = quoted(intent);
     return name === undefined ? undefined : [click({ tag: 'button', text: name })];
