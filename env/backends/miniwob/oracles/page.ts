@@ -41,17 +41,27 @@ export const typeInto = (observation: Observation, element: ObservedElement, tex
 /** The episode loop ends an episode at its fifth identical action in a row. */
 const MOST_REPEATS = 4;
 
+type Round = { action: unknown };
+
+/** Whether the last rounds all did `same` as many times in a row as the episode loop allows. */
+function atRepeatLimit(history: readonly Round[], same: (action: { kind?: string; element?: number }) => boolean): boolean {
+  const last = history.slice(-MOST_REPEATS);
+  return last.length === MOST_REPEATS && last.every((round) => round.action !== null && same(round.action as { kind?: string; element?: number }));
+}
+
 /**
  * Clicks `element`, or hovers it when the last rounds clicked it as many times in a row as the episode loop
  * allows (paging a calendar month by month, generating numbers until one fits).
  */
-export function clickAgain(observation: Observation, element: ObservedElement, history: readonly { action: unknown }[]): OracleStep {
-  const repeated = history.slice(-MOST_REPEATS);
-  const same = (round: { action: unknown }) => {
-    const action = round.action as { kind?: string; element?: number } | null;
-    return action?.kind === 'Click' && action.element === element.id;
-  };
-  return repeated.length === MOST_REPEATS && repeated.every(same) ? hoverOn(observation, element) : clickOn(observation, element);
+export function clickAgain(observation: Observation, element: ObservedElement, history: readonly Round[]): OracleStep {
+  const repeated = atRepeatLimit(history, (action) => action.kind === 'Click' && action.element === element.id);
+  return repeated ? hoverOn(observation, element) : clickOn(observation, element);
+}
+
+/** Scrolls, or hovers the page's first element when the last rounds scrolled the same way as many times in a row as allowed. */
+export function scrollAgain(observation: Observation, direction: 'Scroll Down' | 'Scroll Up', history: readonly Round[]): OracleStep {
+  const first = observation.elements[0];
+  return first && atRepeatLimit(history, (action) => action.kind === direction) ? hoverOn(observation, first) : { action: direction };
 }
 
 /** Text in double quotes in an instruction, in order. */

@@ -5,7 +5,7 @@
  */
 import type { Observation, ObservedElement, OracleStep } from '../../../../browser/contract';
 import type { SolvedStep } from '../../../../browser/policies/oracle';
-import { clickAgain, clickOn, elementsOf, pageText, quotedIn, stepByStep, typeInto, withText, type SolverInput } from './page';
+import { clickAgain, clickOn, elementsOf, hoverOn, scrollAgain, pageText, quotedIn, stepByStep, typeInto, withText, type SolverInput } from './page';
 
 const done = (step: OracleStep): SolvedStep => ({ step, last: true });
 const next = (step: OracleStep): SolvedStep => ({ step });
@@ -50,21 +50,26 @@ const dateGoal = (intent: string): DateGoal | undefined => {
   return match ? { month: Number(match[1]) - 1, day: Number(match[2]), year: Number(match[3]), text: match[0] } : undefined;
 };
 
+/** The month a date picker shows ("December 2016"), if one is open. */
+const shownMonth = (observation: Observation) => new RegExp(`(${MONTHS.join('|')}) (\\d{4})`).exec(pageText(observation)) ?? undefined;
+
 /**
  * A date picked in a jQuery UI datepicker: open it from its text field, page month by month to the goal's
  * month (the picker prints "December 2016" between Prev and Next), click the day; `field` is the date field.
  */
-function pickDate(goal: DateGoal, field: ObservedElement, { observation, history }: SolverInput): SolvedStep | undefined {
-  const shown = new RegExp(`(${MONTHS.join('|')}) (\\d{4})`).exec(pageText(observation));
-  const prev = withText(observation, 'a', 'Prev');
-  if (!shown || !prev) return clickStep(observation, field);
+function pickDate(goal: DateGoal, field: ObservedElement | undefined, { observation, history }: SolverInput): SolvedStep | undefined {
+  const shown = shownMonth(observation);
+  if (!shown) return clickStep(observation, field);
   const months = (goal.year - Number(shown[2])) * 12 + goal.month - MONTHS.indexOf(shown[1]!);
-  if (months < 0) return next(clickAgain(observation, prev, history));
-  if (months > 0) {
-    const later = withText(observation, 'a', 'Next');
-    return later ? next(clickAgain(observation, later, history)) : undefined;
+  if (months !== 0) {
+    const name = months < 0 ? 'Prev' : 'Next';
+    const page = elementsOf(observation, 'a').find((a) => a.text === name || a.attributes.title === name);
+    return page ? next(clickAgain(observation, page, history)) : undefined;
   }
-  return clickStep(observation, withText(observation, 'a', String(goal.day)));
+  // A picker still fading in or out shows its month without its days: look again after a pause over the field.
+  const day = withText(observation, 'a', String(goal.day));
+  const pause = day ?? field;
+  return pause ? next(day ? clickOn(observation, day) : hoverOn(observation, pause)) : undefined;
 }
 
 /** choose-date: pick the date, then submit once the field shows it. */
@@ -148,18 +153,95 @@ interface DropdownGoal {
  * form-sequence-3: the select is drawn by a script (its native one hidden): open it with its arrow, scroll
  * its list to the option and click it, then click the button.
  */
-function dropdownThenButton(goal: DropdownGoal, { observation, memory }: SolverInput): SolvedStep | undefined {
+function dropdownThenButton(goal: DropdownGoal, { observation, memory, history }: SolverInput): SolvedStep | undefined {
   const options = elementsOf(observation, 'li');
   if (options.length === 0) {
     return memory.picked ? lastly(observation, withText(observation, 'button', goal.button)) : clickStep(observation, elementsOf(observation, 'b')[0]);
   }
   const option = options.find((li) => li.text === goal.option);
-  if (!option) return next({ action: 'Scroll Down' });
+  if (!option) return next(scrollAgain(observation, 'Scroll Down', history));
   memory.picked = true;
   return clickStep(observation, option);
 }
 
+interface FlightGoal {
+  cheapest: boolean;
+  from: string;
+  to: string;
+  date: DateGoal;
+}
+
+const flightGoal = (intent: string): FlightGoal | undefined => {
+  const match = /^Book the (cheapest|shortest) one-way flight from: (.+) to: (.+) on (\d{2}\/\d{2}\/\d{4})\.$/.exec(intent);
+  const date = match ? dateGoal(match[4]!) : undefined;
+  return match && date ? { cheapest: match[1] === 'cheapest', from: match[2]!, to: match[3]!, date } : undefined;
+};
+
+/** What to type into an airport field so that its suggestions hold the one airport: "City, ST (" or "(XYZ)". */
+const airportQuery = (place: string) => (/^[A-Z]{3}$/.test(place) ? `(${place})` : `${place} (`);
+const isAirport = (value: string | undefined, place: string) => value !== undefined && /^.+ \([A-Z]{3}\)$/.test(value) && value.includes(place);
+
+/** A flight as the results list shows it: its "Book flight for $P" button, price and duration. */
+interface Flight {
+  key: string;
+  price: number;
+  minutes: number;
+}
+
+/** The flights the results show now: each duration ("Duration: 5h 6m") comes before its button. */
+function shownFlights(observation: Observation): (Flight & { button: ObservedElement })[] {
+  const text = pageText(observation);
+  const buttons = elementsOf(observation, 'button').filter((b) => /^Book flight for \$\d+$/.test(b.text));
+  const durations = Array.from(text.matchAll(/Duration: (\d+)h (\d+)m Book flight for \$(\d+)/g), (m) => ({
+    minutes: Number(m[1]) * 60 + Number(m[2]),
+    price: Number(m[3]),
+  }));
+  return buttons.flatMap((button) => {
+    const price = Number(button.text.slice('Book flight for $'.length));
+    const flight = durations.find((d) => d.price === price);
+    return flight ? [{ ...flight, key: `${price}/${flight.minutes}`, button }] : [];
+  });
+}
+
+/**
+ * book-flight: fill "From:" and "To:" from their suggestions, pick the date in the picker, search; then read
+ * the results a screen at a time (remembered across rounds) down to their end, and book the cheapest or
+ * shortest flight, scrolling back up to it.
+ */
+function bookFlight(goal: FlightGoal, input: SolverInput): SolvedStep | undefined {
+  const { observation, memory, history } = input;
+  const search = withText(observation, 'button', 'Search');
+  if (search && shownMonth(observation)) return pickDate(goal.date, undefined, input);
+  if (search) {
+    // A field that the suggestions cover has no id this round.
+    const inputs = elementsOf(observation, 'input');
+    const [from, to, date] = ['From:', 'To:', undefined].map((placeholder) => inputs.find((e) => e.attributes.placeholder === placeholder));
+    const place = !isAirport(from?.value, goal.from) ? goal.from : !isAirport(to?.value, goal.to) ? goal.to : undefined;
+    if (place !== undefined) {
+      const suggestion = elementsOf(observation, 'li').find((li) => isAirport(li.fullText ?? li.text, place));
+      const field = place === goal.from ? from : to;
+      if (suggestion) return clickStep(observation, suggestion);
+      return field ? next(typeInto(observation, field, airportQuery(place))) : undefined;
+    }
+    if (!date) return undefined;
+    return date.value === goal.date.text ? clickStep(observation, search) : pickDate(goal.date, date, input);
+  }
+  const seen = (memory.flights ??= {}) as Record<string, Flight>;
+  const shown = shownFlights(observation);
+  for (const flight of shown) seen[flight.key] = { key: flight.key, price: flight.price, minutes: flight.minutes };
+  // Scroll down until a scroll changes nothing: the results' end.
+  const scrolled = history.at(-1)?.action?.kind === 'Scroll Down';
+  if (scrolled && memory.screen === observation.html) memory.readAll = true;
+  memory.screen = observation.html;
+  if (!memory.readAll) return next(scrollAgain(observation, 'Scroll Down', history));
+  const order = (a: Flight, b: Flight) => (goal.cheapest ? a.price - b.price : a.minutes - b.minutes);
+  const best = Object.values(seen).sort(order)[0];
+  const button = shown.find((flight) => flight.key === best?.key)?.button;
+  return button ? lastly(observation, button) : next(scrollAgain(observation, 'Scroll Up', history));
+}
+
 export const STEP_PLANNERS: Readonly<Record<string, (intent: string) => OracleStep[] | undefined>> = {
+  ...Object.fromEntries(['book-flight', 'book-flight-nodelay'].map((type) => [type, stepByStep(type, flightGoal, bookFlight)])),
   'button-delay': stepByStep(
     'button-delay',
     (intent) => {
