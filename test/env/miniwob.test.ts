@@ -121,7 +121,7 @@ describe('miniwob backend', () => {
           task: toEpisodeTask(task, {}),
           policy: createOraclePolicy(),
           environment: env,
-          options: { maxSteps: 12 },
+          options: { maxSteps: 30 },
         });
         const result = env.results.get(String(task.task_id));
         if (outcome.score !== 1)

@@ -66,7 +66,14 @@ export function episodeScript(seed: number, timeLimitMs: number | null): string 
       };
       core.startEpisodeReal();
       core.startEpisodeReal = function () {};
-      state.query = core.getUtterance();
+      // core.getUtterance() is the instruction's text, which drops an icon in it (click-menu-2's "the item
+      // with the <icon> icon"): name each jQuery UI icon by its class ("ui-icon-disk": disk) first.
+      const query = document.getElementById('query').cloneNode(true);
+      for (const icon of Array.from(query.querySelectorAll('.ui-icon'))) {
+        const name = Array.from(icon.classList).find((c) => c.startsWith('ui-icon-'));
+        if (name) icon.replaceWith(name.slice('ui-icon-'.length));
+      }
+      state.query = query.textContent.replace(/\\s+/g, ' ').trim();
     };
   });
 })();`;

@@ -81,6 +81,17 @@ function copyInto(observation: Observation, source: ObservedElement | undefined)
   return source?.value && input ? all(typeInto(observation, input, source.value), submitOf(observation)) : undefined;
 }
 
+/** click-menu-2's items by their jQuery UI icons (the instruction names one or the other). */
+const ICON_ITEMS: Record<string, string> = {
+  disk: 'Save',
+  'seek-start': 'Prev',
+  stop: 'Stop',
+  play: 'Play',
+  'seek-end': 'Next',
+  zoomin: 'Zoom In',
+  zoomout: 'Zoom Out',
+};
+
 /** click-menu-2's items under "Playback"; the others are at the top level. */
 const PLAYBACK_ITEMS = ['Prev', 'Stop', 'Play', 'Next'];
 
@@ -105,7 +116,7 @@ export const FORM_PLANNERS: Readonly<Record<string, Planner>> = {
     return [...path.map((item): OracleStep => ({ action: 'Hover', target: { text: item } })), { action: 'Click', target: { text: leaf } }];
   },
   'click-menu-2': (intent) => {
-    const [, label] = quotedIn(intent);
+    const label = quotedIn(intent)[1] ?? ICON_ITEMS[/the item with the (\S+) icon\.$/.exec(intent)?.[1] ?? ''];
     if (label === undefined) return undefined;
     const menu: OracleStep = { action: 'Click', target: { tag: 'button', text: 'Menu' } };
     const open: OracleStep[] = PLAYBACK_ITEMS.includes(label) ? [{ action: 'Hover', target: { text: 'Playback' } }] : [];
