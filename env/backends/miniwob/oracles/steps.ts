@@ -33,7 +33,8 @@ function findInSections(link: string, { observation }: SolverInput): SolvedStep 
   if (shown) return lastly(observation, shown);
   const headers = elementsOf(observation, 'h3');
   const open = headers.findIndex((h) => h.attributes['aria-expanded'] === 'true');
-  return clickStep(observation, headers[open + 1]);
+  // Round again from the first: a section caught opening may not have shown its links yet.
+  return clickStep(observation, headers[(open + 1) % headers.length]);
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
