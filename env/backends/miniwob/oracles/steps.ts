@@ -62,15 +62,14 @@ function pickDate(goal: DateGoal, field: ObservedElement | undefined, { observat
   const shown = shownMonth(observation);
   if (!shown) return clickStep(observation, field);
   const months = (goal.year - Number(shown[2])) * 12 + goal.month - MONTHS.indexOf(shown[1]!);
-  if (months !== 0) {
-    const name = months < 0 ? 'Prev' : 'Next';
-    const page = elementsOf(observation, 'a').find((a) => a.text === name || a.attributes.title === name);
-    return page ? next(clickAgain(observation, page, history)) : undefined;
-  }
-  // A picker still fading in or out shows its month without its days: look again after a pause over the field.
-  const day = withText(observation, 'a', String(goal.day));
-  const pause = day ?? field;
-  return pause ? next(day ? clickOn(observation, day) : hoverOn(observation, pause)) : undefined;
+  const name = months < 0 ? 'Prev' : 'Next';
+  const pager = months === 0 ? undefined : elementsOf(observation, 'a').find((a) => a.text === name || a.attributes.title === name);
+  const day = months === 0 ? withText(observation, 'a', String(goal.day)) : undefined;
+  if (pager) return next(clickAgain(observation, pager, history));
+  if (day) return next(clickOn(observation, day));
+  // A picker still fading in or out shows its month without its links: look again after a pause over the page.
+  const pause = field ?? observation.elements[0];
+  return pause ? next(hoverOn(observation, pause)) : undefined;
 }
 
 /** choose-date: pick the date, then submit once the field shows it. */
