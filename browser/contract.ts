@@ -77,7 +77,9 @@ export type OracleStep =
   | { action: 'Click' | 'Hover'; target: ElementMatcher; until?: ElementMatcher }
   | { action: 'Type' | 'Search' | 'Select Dropdown Option'; target: ElementMatcher; argument: string; argumentFrom?: string }
   | { action: 'Scroll Up' | 'Scroll Down' | 'Press Enter' | 'Go Backward' | 'Go Forward'; until?: ElementMatcher }
-  | { action: 'exit'; message: string };
+  | { action: 'exit'; message: string }
+  /** From this round on, the step solver registered under this name picks each step from the current page (browser/policies/oracle.ts). */
+  | { action: 'solve'; solver: string };
 
 /** The part of a WebArena-format task the episode loop needs. */
 export interface EpisodeTask {

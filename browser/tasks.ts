@@ -31,6 +31,7 @@ export const oracleStepSchema: z.ZodType<OracleStep> = z.union([
   }),
   z.strictObject({ action: z.enum(['Scroll Up', 'Scroll Down', 'Press Enter', 'Go Backward', 'Go Forward']), until: elementMatcher.optional() }),
   z.strictObject({ action: z.literal('exit'), message: z.string() }),
+  z.strictObject({ action: z.literal('solve'), solver: z.string().min(1) }),
 ]);
 
 const rolloutTask = z.strictObject({

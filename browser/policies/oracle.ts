@@ -3,13 +3,42 @@
  * current observation's elements at run time, and the step is emitted as a WebRL-grammar string with an
  * `# Element:` comment, as the released checkpoints write them. Step i of the plan answers round i (a step
  * that repeats `until` an element shows answers as many rounds as it takes, oraclePlan.ts); once the plan
- * is spent the oracle exits with an empty answer.
+ * is spent the oracle exits with an empty answer. A `solve` step hands the rest of the episode to a step
+ * solver, asked at each round with the current observation (plans that depend on what the page shows
+ * after a step: a guess's feedback, a tab's content).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Action, ElementMatcher, Observation, ObservedElement, OracleStep } from '../contract';
 import { formatAction } from '../grammar';
 import { argumentOf, idsAfterText, nextPlanStep, printedLabels } from './oraclePlan';
 import { buildPrompt } from './prompt';
-import { PolicyError, type Policy, type PolicyInput, type PolicyOutput } from './policy';
+import { PolicyError, type HistoryRound, type Policy, type PolicyInput, type PolicyOutput } from './policy';
+
+/** A step solver's answer: the next step; `afterPreviousMs` holds it back until that long after the previous round's answer (a task that says how long to wait), `last` ends the plan after it. */
+export interface SolvedStep {
+  step: OracleStep;
+  afterPreviousMs?: number;
+  last?: boolean;
+}
+
+/**
+ * Picks one step from what the page shows now (undefined: it cannot read the page). `memory` is the
+ * episode's own, for what earlier pages showed (a list read a screen at a time).
+ */
+export type StepSolver = (input: {
+  intent: string;
+  observation: Observation;
+  history: readonly HistoryRound[];
+  memory: Record<string, unknown>;
+}) => SolvedStep | undefined;
+
+const STEP_SOLVERS = new Map<string, StepSolver>();
+
+/** Makes a step solver available to `solve` steps under `name` (a backend registers its own as its module loads). */
+export function registerStepSolver(name: string, solver: StepSolver): void {
+  if (STEP_SOLVERS.has(name)) throw new Error(`a step solver named ${name} is registered already`);
+  STEP_SOLVERS.set(name, solver);
+}
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
@@ -46,6 +75,7 @@ function describe(element: ObservedElement): string {
 }
 
 function actionFor(step: OracleStep, observation: Observation): { action: Action; comment?: string } {
+  if (step.action === 'solve') throw new PolicyError(`step solver ${step.solver} answered with another solve step`);
   if (!('target' in step)) {
     return { action: step.action === 'exit' ? { kind: 'exit', message: step.message } : { kind: step.action } };
   }
@@ -62,13 +92,45 @@ function actionFor(step: OracleStep, observation: Observation): { action: Action
   return { action: { kind: step.action, element: id, argument }, comment };
 }
 
+/** Where an episode's solver stands; keyed by the episode's history array, which the episode loop keeps for the whole episode. */
+interface SolverState {
+  answeredAt: number;
+  finished: boolean;
+  memory: Record<string, unknown>;
+}
+
 export function createOraclePolicy(): Policy {
+  const states = new WeakMap<readonly HistoryRound[], SolverState>();
+
+  async function nextStep(
+    plan: OracleStep[],
+    { task, observation, history, signal }: PolicyInput,
+    state: SolverState,
+    resolves: (matcher: ElementMatcher) => boolean,
+  ): Promise<OracleStep> {
+    const solveAt = plan.findIndex((step) => step.action === 'solve');
+    if (solveAt === -1 || history.length < solveAt) return nextPlanStep(plan, history, resolves) ?? { action: 'exit', message: '' };
+    const name = (plan[solveAt] as { solver: string }).solver;
+    if (state.finished) return { action: 'exit', message: '' };
+    const solver = STEP_SOLVERS.get(name);
+    if (!solver) throw new PolicyError(`no step solver named ${name} (the backend that registers it is not loaded)`);
+    const solved = solver({ intent: task.intent, observation, history, memory: state.memory });
+    if (!solved) throw new PolicyError(`step solver ${name} found no step on the page of task ${task.task_id}`);
+    const waitMs = state.answeredAt + (solved.afterPreviousMs ?? 0) - performance.now();
+    if (waitMs > 0) await sleep(waitMs, undefined, { signal });
+    state.finished = solved.last === true;
+    return solved.step;
+  }
+
   return {
     name: 'oracle',
-    async act({ task, observation, history }: PolicyInput): Promise<PolicyOutput> {
+    async act(input: PolicyInput): Promise<PolicyOutput> {
+      const { task, observation, history } = input;
       if (!task.oracle) throw new PolicyError(`task ${task.task_id} has no oracle plan`);
       const resolves = (matcher: ElementMatcher) => resolveMatcher(matcher, observation.elements, observation.html) !== undefined;
-      const step: OracleStep = nextPlanStep(task.oracle, history, resolves) ?? { action: 'exit', message: '' };
+      const state = states.get(history) ?? { answeredAt: Number.NaN, finished: false, memory: {} };
+      states.set(history, state);
+      const step = await nextStep(task.oracle, input, state, resolves);
       const { action, comment } = actionFor(step, observation);
       const response = comment ? `${comment}\n${formatAction(action)}` : formatAction(action);
       const prompt = buildPrompt(
@@ -76,6 +138,7 @@ export function createOraclePolicy(): Policy {
         history.map((h) => h.response),
         observation.html,
       );
+      state.answeredAt = performance.now();
       return { response, prompt };
     },
   };

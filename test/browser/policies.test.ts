@@ -4,8 +4,8 @@ import type { Observation, ObservedElement } from '../../browser/contract';
 import { InfrastructureError } from '../../browser/errors';
 import { parseAction } from '../../browser/grammar';
 import { createOpenAIPolicy } from '../../browser/policies/openai';
-import { createOraclePolicy, resolveMatcher } from '../../browser/policies/oracle';
-import type { PolicyInput } from '../../browser/policies/policy';
+import { createOraclePolicy, registerStepSolver, resolveMatcher } from '../../browser/policies/oracle';
+import type { HistoryRound, PolicyInput } from '../../browser/policies/policy';
 import { buildPrompt, PROMPT_CHAR_BUDGET } from '../../browser/policies/prompt';
 import { createRandomPolicy } from '../../browser/policies/random';
 import { startFakeCompletionsServer, type FakeCompletionsServer } from './fakeCompletionsServer';
@@ -133,6 +133,43 @@ describe('oracle policy', () => {
       createOraclePolicy().act({ task: { ...task, oracle: [task.oracle[2]!] }, observation: { ...page('Ada'), html: '<html> </html>' }, history: [] }),
       /the page's text does not match files: /,
     );
+  });
+
+  test('a solve step hands each later round to its step solver, with the episode its memory, until its last step', async () => {
+    const seen: number[] = [];
+    registerStepSolver('test/count-to-two', ({ observation, history, memory }) => {
+      seen.push(history.length);
+      memory.rounds = ((memory.rounds as number | undefined) ?? 0) + 1;
+      const step = { action: 'Click' as const, target: { tag: 'button', nth: memory.rounds === 1 ? 0 : 1 } };
+      return observation.elements.length ? { step, last: memory.rounds === 2 } : undefined;
+    });
+    assert.throws(() => registerStepSolver('test/count-to-two', () => undefined), /registered already/);
+    const plan = [
+      { action: 'Click' as const, target: { text: 'Home' } },
+      { action: 'solve' as const, solver: 'test/count-to-two' },
+    ];
+    const policy = createOraclePolicy();
+    // The episode loop keeps one history array per episode, growing it each round.
+    const history: HistoryRound[] = [];
+    const responses: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const { response } = await policy.act({ ...input([], plan), history });
+      responses.push(response);
+      history.push({ response, action: null });
+    }
+    assert.deepEqual(
+      responses.map((r) => r.split('\n').at(-1)),
+      ['do(action="Click", element="0")', 'do(action="Click", element="3")', 'do(action="Click", element="4")', 'exit(message="")'],
+    );
+    assert.deepEqual(seen, [1, 2], 'asked from the solve step on, not after its last step');
+    // Another episode (a new history) starts the solver afresh.
+    assert.match((await policy.act({ ...input([], plan), history: [{ response: 'x', action: null }] })).response, /element="3"/);
+    await assert.rejects(
+      createOraclePolicy().act(input([], [{ action: 'solve', solver: 'test/no-such-solver' }])),
+      /no step solver named test\/no-such-solver/,
+    );
+    const blind = { ...input([], [{ action: 'solve' as const, solver: 'test/count-to-two' }]), observation: { ...OBSERVATION, elements: [] } };
+    await assert.rejects(createOraclePolicy().act(blind), /step solver test\/count-to-two found no step/);
   });
 
   test('a step whose target matches nothing is a PolicyError naming the matcher', async () => {

@@ -69,6 +69,17 @@ export function episodeScript(seed: number, timeLimitMs: number | null): string 
       // The NL pages (email-inbox-nl-turk, ...) return {utterance, fields} outside test mode; the instruction is the utterance.
       const utterance = core.getUtterance();
       state.query = typeof utterance === 'string' ? utterance : String((utterance && utterance.utterance) || '');
+      // The instruction's text drops an icon in it (click-menu-2's "the item with the <icon> icon"): there,
+      // read #query with each jQuery UI icon named by its class ("ui-icon-disk": disk).
+      const shown = document.getElementById('query');
+      if (shown && shown.querySelector('.ui-icon')) {
+        const query = shown.cloneNode(true);
+        for (const icon of Array.from(query.querySelectorAll('.ui-icon'))) {
+          const name = Array.from(icon.classList).find((c) => c.startsWith('ui-icon-'));
+          if (name) icon.replaceWith(name.slice('ui-icon-'.length));
+        }
+        state.query = query.textContent.replace(/\\s+/g, ' ').trim();
+      }
     };
   });
 })();`;

@@ -5,6 +5,7 @@
  * A type without a solver (or an instance a solver cannot read) gets no plan: the curriculum reaches it.
  */
 import type { ElementMatcher, Observation, OracleStep } from '../../../browser/contract';
+import { MINIWOB_PLANNERS } from './oracles';
 import { EMAIL_SOLVERS } from './oracles/email';
 import { PAGE_SOLVERS } from './oracles/pages';
 import { matcherAt, type Solver } from './oracles/solver';
@@ -58,6 +59,7 @@ const WIDGETS: Record<string, ElementMatcher> = {
 };
 
 export const SOLVERS: Readonly<Record<string, Solver>> = {
+  ...MINIWOB_PLANNERS,
   'click-button': (intent) => {
     const [name] = quoted(intent);
     return name === undefined ? undefined : [click({ tag: 'button', text: name })];
