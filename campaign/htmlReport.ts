@@ -16,6 +16,7 @@ import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
+import { scrubText } from '../storage/scrub';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import { readPhaseManifests, type PhaseManifestData } from './manifest';
 import { escapeHtml, ormAgreement, renderSuccessChartSvg } from './report';
@@ -156,7 +157,8 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
       : '') +
     (files.length ? `<p><b>Files:</b> ${files.join(', ')}</p>` : '') +
     (steps.length ? steps.join('\n') : '<p>No trace was stored for this trajectory.</p>');
-  await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, body, '../index.html'));
+  // Built from stored (already scrubbed) objects; scrubbed again in case a secret became known since.
+  await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, scrubText(body), '../index.html'));
   return screenshots;
 }
 
