@@ -170,15 +170,53 @@ function textWith(known: Known, text: string): string {
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype;
 
+// ---- name/value pairs and cookies ----
+
+/**
+ * Cookies hold sessions whatever their names, so only these keep their values: they hold no
+ * credential, and WebArena-Verified's evaluator reads them (Magento's flash messages, the map's
+ * routing engine).
+ */
+const HARMLESS_COOKIES = new Set(['mage-messages', '_osm_directions_engine']);
+const cookieValue = (name: string, value: string) => (HARMLESS_COOKIES.has(name.trim()) ? scrubText(value) : REDACTED);
+
+/** A `Cookie` header (`a=1; b=2`) or `Set-Cookie` lines (`a=1; Path=/`): each cookie's value replaced, the attributes kept. */
+function scrubCookieHeader(name: string, value: string): string {
+  const setCookie = name.toLowerCase() === 'set-cookie';
+  return value
+    .split('\n')
+    .map((line) =>
+      line
+        .split(';')
+        .map((part, i) => {
+          const at = part.indexOf('=');
+          if (at < 0 || (setCookie && i > 0)) return part;
+          return `${part.slice(0, at)}=${cookieValue(part.slice(0, at), part.slice(at + 1))}`;
+        })
+        .join(';'),
+    )
+    .join('\n');
+}
+
+type Pair = { name: string; value: string };
+
+/** The value of a `{ name, value }` pair (a header, a form field): cookies cookie by cookie, a secret's name redacted, else text. */
+function pairValue(known: Known, name: string, value: string): string {
+  if (/^(set-)?cookie$/i.test(name)) return scrubCookieHeader(name, value);
+  return isSecretName(name) ? REDACTED : textWith(known, value);
+}
+
 function valueWith(known: Known, value: unknown): unknown {
   if (typeof value === 'string') return textWith(known, value);
   if (Array.isArray(value)) return value.map((item: unknown) => valueWith(known, item));
   if (!isPlainObject(value)) return value;
+  // A `{ name, value }` pair (a header, a form field) is named by its `name`.
+  const pair = typeof value.name === 'string' && typeof value.value === 'string' ? value.name : undefined;
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [
-      replaceKnown(known, key),
-      isSecretName(key) && item !== null && item !== undefined ? REDACTED : valueWith(known, item),
-    ]),
+    Object.entries(value).map(([key, item]) => {
+      if (pair !== undefined && key === 'value') return [key, pairValue(known, pair, item as string)];
+      return [replaceKnown(known, key), isSecretName(key) && item !== null && item !== undefined ? REDACTED : valueWith(known, item)];
+    }),
   );
 }
 
@@ -274,44 +312,13 @@ export function scrubBody(text: string, mimeType = ''): string {
 
 // ---- HAR entries ----
 
-/**
- * Cookies hold sessions whatever their names, so only these keep their values: they hold no
- * credential, and WebArena-Verified's evaluator reads them (Magento's flash messages, the map's
- * routing engine).
- */
-const HARMLESS_COOKIES = new Set(['mage-messages', '_osm_directions_engine']);
-const cookieValue = (name: string, value: string) => (HARMLESS_COOKIES.has(name.trim()) ? scrubText(value) : REDACTED);
-
-/** A `Cookie` header (`a=1; b=2`) or `Set-Cookie` lines (`a=1; Path=/`): each cookie's value replaced, the attributes kept. */
-function scrubCookieHeader(name: string, value: string): string {
-  const setCookie = name.toLowerCase() === 'set-cookie';
-  return value
-    .split('\n')
-    .map((line) =>
-      line
-        .split(';')
-        .map((part, i) => {
-          const at = part.indexOf('=');
-          if (at < 0 || (setCookie && i > 0)) return part;
-          return `${part.slice(0, at)}=${cookieValue(part.slice(0, at), part.slice(at + 1))}`;
-        })
-        .join(';'),
-    )
-    .join('\n');
-}
-
-type Pair = { name: string; value: string };
 const scrubPairs = (pairs: unknown) =>
   Array.isArray(pairs)
-    ? (pairs as Pair[]).map((pair) => {
-        const name = String(pair.name);
-        const value = /^(set-)?cookie$/i.test(name)
-          ? scrubCookieHeader(name, String(pair.value))
-          : isSecretName(name)
-            ? REDACTED
-            : scrubText(String(pair.value));
-        return { ...pair, name: scrubSecretValues(name), value };
-      })
+    ? (pairs as Pair[]).map((pair) => ({
+        ...pair,
+        name: scrubSecretValues(String(pair.name)),
+        value: pairValue(secretValuePattern(), String(pair.name), String(pair.value)),
+      }))
     : pairs;
 const scrubCookies = (cookies: unknown) =>
   Array.isArray(cookies) ? (cookies as Pair[]).map((cookie) => ({ ...cookie, value: cookieValue(String(cookie.name), String(cookie.value)) })) : cookies;

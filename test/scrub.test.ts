@@ -186,7 +186,7 @@ describe('the scrubber', () => {
       html: `[12] textbox 'Password' value: ${SITE_PASSWORD}`,
       response: `type [12] [${SITE_PASSWORD}]`,
       action: { kind: 'type', text: SITE_PASSWORD },
-      evaluation: { status: 'success', request: { password: 'hunter2-x' } },
+      evaluation: { status: 'success', request: { password: 'hunter2-x', headers: [{ name: 'X-CSRF-Token', value: TOKENS[0] }] } },
       screenshot: 'campaigns/c/phase-0/traces/1/step-0.png',
       rounds: [{ state: { observation: `<input name="api_key" value="${TOKENS[1]}">` }, response: 'stop [done]' }],
       score: 1,

@@ -16,6 +16,7 @@ import { parseTasksReport, readTaskFile, validateTaskFile } from '../../env/task
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { DeterministicJudge } from '../../env/evaluators/judge';
 import { storedHar } from '../../env/evaluators/verified/network';
+import { scrubStoredFile } from '../../storage/scrub';
 import { backend as webarenaBackend } from '../../env/backends/webarena';
 import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
 import { parseConfig } from '../../config/load';
@@ -227,7 +228,8 @@ describe('WebArena-Verified', () => {
     for (const [id, recorded] of Object.entries(traces)) {
       const task = tasks.find((t) => t.task_id === Number(id))!;
       const request = { task: task.verified, response: { task_type: 'MUTATE', status: 'SUCCESS', retrieved_data: null, error_details: null }, sites };
-      const stored = storedHar(recorded);
+      // As an episode stores it: the HAR built, then the file scrubbed again with everything else it stores.
+      const stored = scrubStoredFile('network.har', storedHar(recorded));
       for (const secret of secrets) assert.ok(!stored.includes(secret), `task ${id}: the stored trace keeps a secret`);
       for (const entries of [recorded, (JSON.parse(stored) as { log: { entries: Record<string, unknown>[] } }).log.entries]) {
         const { result } = await evaluator.evaluate({ ...request, entries });
