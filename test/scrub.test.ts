@@ -10,8 +10,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { knownSecretValues, neverStore } from '../config/secrets';
 import { MAX_STORED_HAR_BYTES, storedHar } from '../env/evaluators/verified/network';
-import { isSecretName, REDACTED, REDACTED_IN_URL, scrubBody, scrubHarEntry, scrubSecretValuesIn, scrubText, scrubValue } from '../storage/scrub';
+import {
+  isSecretName,
+  REDACTED,
+  REDACTED_IN_URL,
+  scrubBody,
+  scrubHarEntry,
+  scrubSecretValuesIn,
+  scrubStoredFile,
+  scrubText,
+  scrubValue,
+} from '../storage/scrub';
 import { foundSecret } from './harness/secretForms';
+import { serveLeakySite } from './harness/leakySite';
+import { launchChromium } from './browser/helpers';
+import { NetworkRecorder } from '../env/evaluators/verified/network';
 
 /** A site password with every character that encodes differently in a URL, HTML, JSON and base64. */
 const SITE_PASSWORD = `Pa&s w<rd>"1/é'+%`;
@@ -294,5 +307,27 @@ describe('the scrubber', () => {
     assert.match(one.log.entries[0]!.request.postData.text, /^file=z+\[\.\.\. \d+ characters cut\]$/);
     assert.match(one.log.comment, /long values of large entries cut, 1 of 1 entries kept/);
     assert.ok(MAX_STORED_HAR_BYTES >= 1024 * 1024);
+  });
+
+  it("stores a real browser's trace of a page that sends every kind of secret without any of them, every request kept", async () => {
+    const leaky = await serveLeakySite(SITE_PASSWORD, S3_SECRET);
+    const browser = await launchChromium();
+    try {
+      const context = await browser.newContext();
+      const recorder = new NetworkRecorder(context);
+      const page = await context.newPage();
+      await page.goto(`${leaky.url}/leak`);
+      await page.waitForFunction(() => document.getElementById('answer')?.textContent === 'The answer is 42');
+      const entries = await recorder.stop();
+      const secrets = [SITE_PASSWORD, S3_SECRET, ...leaky.tokens];
+      assert.ok(foundSecret(JSON.stringify(entries), secrets), 'the page sent no secret');
+      // As an episode stores it: the HAR built, then the file scrubbed with everything else it stores.
+      const stored = scrubStoredFile('network.har', storedHar(entries));
+      assert.equal(foundSecret(stored, secrets), undefined);
+      for (const path of leaky.paths) assert.ok(stored.includes(`${leaky.url}${path}`), `no request to ${path} stored`);
+    } finally {
+      await browser.close();
+      leaky.close();
+    }
   });
 });
