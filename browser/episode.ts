@@ -15,6 +15,7 @@ import { errorMessage, InfrastructureError, withTimeout, type InfrastructureReas
 import { ActionExecutor, DEFAULT_EXECUTOR_OPTIONS, type ExecutorOptions } from './executor';
 import { formatAction, parseAction, type ParseError } from './grammar';
 import { type HistoryRound, type Policy, type PolicyOutput, type PolicyTask } from './policies/policy';
+import { scrubStoredFile, scrubText, scrubValue } from '../storage/scrub';
 import { toScoreRecord, toTraceRows, type TraceSink } from './traces';
 
 export interface EpisodeOptions {
@@ -269,15 +270,22 @@ export async function runEpisode(context: BrowserContext, request: EpisodeReques
   }
   outcome.steps = steps.length;
   outcome.durationMs = Math.round(performance.now() - started);
+  // What the pages and servers handed back is stored, logged and returned only scrubbed of secrets.
+  if (outcome.answer !== null) outcome.answer = scrubText(outcome.answer);
+  if (outcome.detail !== undefined) outcome.detail = scrubText(outcome.detail);
+  if (outcome.evaluation !== undefined) outcome.evaluation = scrubValue(outcome.evaluation);
   if (request.traceSink) {
     try {
       const sink = request.traceSink;
       if (files && sink.writeFile) {
-        const stored = await Promise.all(Object.entries(files).map(async ([name, text]) => [name, (await sink.writeFile!(traceId, name, text)).key] as const));
+        const stored = await Promise.all(
+          Object.entries(files).map(async ([name, text]) => [name, (await sink.writeFile!(traceId, name, scrubStoredFile(name, text))).key] as const),
+        );
         outcome.files = Object.fromEntries(stored);
       }
-      outcome.traceKey = (await request.traceSink.writeTrajectory(traceId, toTraceRows(traceId, request.task.intent, steps, outcome))).key;
-      await request.traceSink.writeScore?.(traceId, toScoreRecord(traceId, steps, outcome));
+      const rows = toTraceRows(traceId, request.task.intent, steps, outcome).map((row) => scrubValue(row));
+      outcome.traceKey = (await request.traceSink.writeTrajectory(traceId, rows)).key;
+      await request.traceSink.writeScore?.(traceId, scrubValue(toScoreRecord(traceId, steps, outcome)));
     } catch (error) {
       Object.assign(outcome, { infraFailure: true, reason: 'trace_write_failed', detail: errorMessage(error) });
     }

@@ -17,6 +17,7 @@ import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
+import { scrubText } from '../storage/scrub';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import { EVIDENCE_COLUMNS, evidenceCells, formatDifference, formatP, phaseEvidence, readEvaluations, changeVerdict, type PhaseEvidence } from './evidence';
 import { readPhaseManifests, type PhaseManifestData } from './manifest';
@@ -159,7 +160,8 @@ async function writeTrajectoryPage(store: ArtifactStore, dir: string, phase: num
       : '') +
     (files.length ? `<p><b>Files:</b> ${files.join(', ')}</p>` : '') +
     (steps.length ? steps.join('\n') : '<p>No trace was stored for this trajectory.</p>');
-  await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, body, '../index.html'));
+  // Built from stored (already scrubbed) objects; scrubbed again in case a secret became known since.
+  await writeFile(join(dir, entry.file), page(`Trajectory ${record.taskId} (phase ${phase}, ${entry.purpose})`, scrubText(body), '../index.html'));
   return screenshots;
 }
 

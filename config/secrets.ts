@@ -66,6 +66,35 @@ export const SECRET_ENV = {
   shopAdminPassword: 'WEBRL_SHOPPING_ADMIN_PASSWORD',
 } as const;
 
+/**
+ * Secret values this process holds that are not (or not only) in its environment: generated local
+ * stack keys, site passwords read through a configured variable, tokens a server handed back. The
+ * scrubber (storage/scrub.ts) keeps every one of them, and every secret-named environment variable,
+ * out of stored objects. Values shorter than this are too common to replace in free text.
+ */
+export const MIN_SCRUBBED_SECRET_CHARS = 6;
+const heldSecretValues = new Set<string>();
+
+/** Records values that must never be stored (their field names aside: wherever they appear). */
+export function neverStore(...values: (Secret | string | undefined)[]): void {
+  for (const value of values) {
+    const text = value instanceof Secret ? value.reveal() : value;
+    if (text && text.length >= MIN_SCRUBBED_SECRET_CHARS) heldSecretValues.add(text);
+  }
+}
+
+/** Environment variables whose values are secrets: the ones read here (not the usernames or file paths) and any named like one. */
+const SECRET_VARIABLE = /(?:^|_)(?:PASSWORD|PASSWD|PASSCODE|PASSPHRASE|SECRET|TOKEN|API_?KEY|SECRET_(?:ACCESS_)?KEY|ACCESS_KEY_ID|PRIVATE_KEY)$/i;
+
+/** Every secret value this process knows: the ones recorded by `neverStore` and those of secret-named environment variables. */
+export function knownSecretValues(env: NodeJS.ProcessEnv = process.env): string[] {
+  const values = new Set(heldSecretValues);
+  for (const [name, value] of Object.entries(env)) {
+    if (value && value.length >= MIN_SCRUBBED_SECRET_CHARS && SECRET_VARIABLE.test(name)) values.add(value);
+  }
+  return [...values];
+}
+
 export class SecretsError extends Error {
   override name = 'SecretsError';
 }
@@ -89,6 +118,7 @@ function fileFromEnv(env: NodeJS.ProcessEnv, key: string): Secret | undefined {
 export function loadModelSecrets(env: NodeJS.ProcessEnv = process.env): ModelSecrets {
   const llmApiKey = fromEnv(env, SECRET_ENV.llmApiKey) ?? fromEnv(env, SECRET_ENV.llmApiKeyFallback);
   const criticApiKey = fromEnv(env, SECRET_ENV.criticApiKey);
+  neverStore(llmApiKey, criticApiKey);
   return { ...(llmApiKey ? { llmApiKey } : {}), ...(criticApiKey ? { criticApiKey } : {}) };
 }
 
@@ -105,6 +135,7 @@ export function loadShopAdminAccount(env: NodeJS.ProcessEnv = process.env): Shop
   if (Boolean(username) !== Boolean(password)) {
     throw new SecretsError(`${SECRET_ENV.shopAdminUsername} and ${SECRET_ENV.shopAdminPassword} must be set together`);
   }
+  neverStore(password);
   return username && password ? { username, password } : undefined;
 }
 
@@ -126,6 +157,7 @@ export function loadSecrets(env: NodeJS.ProcessEnv = process.env): Secrets {
     throw new SecretsError(`${SECRET_ENV.temporalClientCertPath} and ${SECRET_ENV.temporalClientKeyPath} must be set together`);
   }
   const apiKey = fromEnv(env, SECRET_ENV.temporalApiKey);
+  neverStore(accessKeyId, secretAccessKey, sessionToken, clientKey, apiKey);
   return {
     ...(s3 ? { s3 } : {}),
     temporal: { ...(apiKey ? { apiKey } : {}), ...(clientCert && clientKey ? { clientCert, clientKey } : {}) },

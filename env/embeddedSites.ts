@@ -2,6 +2,7 @@
  * Starts and stops the four embedded sites, each on its own port, all in this process and all over
  * the same seeded world.
  */
+import { neverStore } from '../config/secrets';
 import { randomBytes } from 'node:crypto';
 import { startSiteServer, type RunningSite, type SiteAccount, type SiteApp } from './http/siteServer';
 import { credentialVariables } from './loginForms';
@@ -45,6 +46,7 @@ export function standaloneAccounts(env: NodeJS.ProcessEnv): { accounts: Record<E
         password = randomBytes(9).toString('base64url');
         generated.push(site);
       }
+      neverStore(password);
       return [site, { username: env[names.username] || EMBEDDED_USERNAMES[site], password }];
     }),
   ) as Record<EmbeddedSiteName, SiteAccount>;

@@ -24,7 +24,8 @@ import { createInterface } from 'node:readline';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Config } from '../config/schema';
-import type { S3Credentials } from '../config/secrets';
+import { neverStore, type S3Credentials } from '../config/secrets';
+import { scrubSecretValuesIn } from './scrub';
 import { classifyStorageError, StorageNotFoundError, StoragePermanentError, type StorageTarget } from './errors';
 
 export interface ObjectInfo {
@@ -83,6 +84,7 @@ export class ArtifactStore {
     this.bucket = config.bucket;
     this.prefix = config.prefix;
     this.target = { endpoint: config.endpoint, bucket: config.bucket };
+    if (credentials) neverStore(credentials.accessKeyId, credentials.secretAccessKey, credentials.sessionToken);
     this.client = new S3Client({
       region: config.region,
       forcePathStyle: config.forcePathStyle,
@@ -174,8 +176,9 @@ export class ArtifactStore {
     return { key, bytes: buffer.length, sha256: createHash('sha256').update(buffer).digest('hex') };
   }
 
+  /** Stores `value` as JSON, without any secret value this process knows (storage/scrub.ts). */
   async putJson(key: string, value: unknown): Promise<ObjectInfo> {
-    return this.putBytes(key, `${JSON.stringify(value, null, 2)}\n`, 'application/json');
+    return this.putBytes(key, `${JSON.stringify(scrubSecretValuesIn(value), null, 2)}\n`, 'application/json');
   }
 
   async getBytes(key: string): Promise<Buffer> {
@@ -258,7 +261,7 @@ export class ArtifactStore {
     return { key, bytes: digest.bytes, sha256: digest.digest() };
   }
 
-  /** Writes rows as JSON lines, streaming: memory stays flat however many rows there are. */
+  /** Writes rows as JSON lines, streaming (memory stays flat however many rows there are), without any secret value this process knows. */
   async writeJsonl(key: string, rows: Iterable<unknown> | AsyncIterable<unknown>, options: TransferOptions = {}): Promise<JsonlInfo> {
     const lines = new PassThrough();
     let count = 0;
@@ -266,7 +269,7 @@ export class ArtifactStore {
       try {
         for await (const row of rows as AsyncIterable<unknown>) {
           count += 1;
-          if (!lines.write(`${JSON.stringify(row)}\n`)) await new Promise((resolve) => lines.once('drain', resolve));
+          if (!lines.write(`${JSON.stringify(scrubSecretValuesIn(row))}\n`)) await new Promise((resolve) => lines.once('drain', resolve));
         }
         lines.end();
       } catch (error) {

@@ -5,6 +5,10 @@
  * response), then one RL phase on the train file. Every score is the official evaluator's (the PyPI
  * package, through its long-lived process), each episode's network trace is stored beside its trace,
  * and the sites are reset before each evaluation through an env-ctrl service this test serves.
+ *
+ * One more train task runs on a page that sends every kind of secret issue 57 found in stored traces
+ * (test/harness/leakySite.ts), the campaign's own site password and S3 key among them: no object in
+ * the bucket holds any of them, in any encoding, and every stored network trace scores as its episode did.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -17,9 +21,12 @@ import type { Client } from '@temporalio/client';
 import { startCampaign } from '../campaign/control';
 import { writeHtmlReport } from '../campaign/htmlReport';
 import { parseConfig } from '../config/load';
+import type { WebArenaConfig } from '../config/schema';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
-import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName } from '../env/siteUrls';
+import { agentResponse } from '../env/evaluators/verified/harness';
+import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteName } from '../env/siteUrls';
+import { siteUrlsOf, webArenaSites } from '../env/webarena/sites';
 import { ArtifactStore } from '../storage/artifactStore';
 import { runWorkers } from '../workers/run';
 import type { CampaignProgress } from '../workflows/campaignTypes';
@@ -27,6 +34,9 @@ import { tinyCampaignConfig } from './harness/campaign';
 import { runWebrl } from './harness/cli';
 import { serveSites, servedSiteSettings, type ServedSites } from './harness/servedSites';
 import { startTestStack, type TestStack } from './harness/stack';
+import { serveLeakySite, type LeakySite } from './harness/leakySite';
+import { foundSecret } from './harness/secretForms';
+import { REDACTED, REDACTED_IN_URL } from '../storage/scrub';
 
 const NAME = 'webarena-verified';
 
@@ -51,6 +61,7 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
   let client: Client;
   let served: ServedSites;
   let dir: string;
+  let leaky: LeakySite;
   const controls: Server[] = [];
   const savedEnv = { ...process.env };
 
@@ -58,6 +69,7 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
     [stack, served, dir] = await Promise.all([startTestStack(), serveSites(), mkdtemp(join(tmpdir(), 'webrl-verified-'))]);
     client = await stack.client();
     Object.assign(process.env, served.credentials);
+    leaky = await serveLeakySite(served.passwords[0]!, stack.secretValues[1]!);
     // Task files as a user exports them, cut to a few tasks per site.
     for (const [split, perSite] of [
       ['train', 1],
@@ -67,12 +79,14 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       const result = await runWebrl(['env', 'export', '--split', split, '--format', 'webarena-verified', '--out', file]);
       assert.equal(result.code, 0, result.output);
       const tasks = JSON.parse(await readFile(file, 'utf8')) as { sites: string[] }[];
-      await writeFile(file, JSON.stringify(EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites.join() === site).slice(0, perSite))));
+      const picked = EMBEDDED_SITE_NAMES.flatMap((site) => tasks.filter((t) => t.sites.join() === site).slice(0, perSite));
+      await writeFile(file, JSON.stringify(split === 'train' ? [...picked, leaky.task(90_001)] : picked));
     }
   });
   after(async () => {
     process.env = savedEnv;
     for (const server of controls) server.close();
+    leaky?.close();
     (await sharedVerifiedEvaluator()).close();
     await served?.stop();
     await stack?.stop();
@@ -81,7 +95,7 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
 
   test('SFT and one RL phase, every score from the official evaluator, the network traces stored, env-ctrl resets', async () => {
     const calls: string[] = [];
-    const sites: Record<string, unknown> = servedSiteSettings(served);
+    const sites: Record<string, unknown> = { ...servedSiteSettings(served), wikipedia: { url: leaky.url } };
     for (const site of EMBEDDED_SITE_NAMES) {
       const control = await envCtrl(served, site, calls);
       controls.push(control.server);
@@ -126,6 +140,14 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       for await (const { key } of store.list(`campaigns/${NAME}/`)) {
         if (/\/trajectories\/[^/]+\.json$/.test(key)) records.push({ key, record: await store.getJson<TrajectoryRecord>(key) });
       }
+      const verifiedTasks = new Map<string, Record<string, unknown>>();
+      for (const split of ['train', 'test']) {
+        for (const task of JSON.parse(await readFile(join(dir, `${split}.json`), 'utf8')) as { task_id: number }[])
+          verifiedTasks.set(String(task.task_id), task);
+      }
+      const evaluator = await sharedVerifiedEvaluator();
+      const siteUrls = siteUrlsOf(webArenaSites((config.campaign.environment as { webarena: WebArenaConfig }).webarena));
+      const leakyTraces: string[] = [];
       const oracle = records.filter((r) => r.key.includes('/phase-0/demonstrations/oracle/'));
       assert.ok(oracle.length > 0 && records.length > oracle.length, 'oracle demonstrations and the actor episodes');
       for (const { key, record } of records) {
@@ -136,13 +158,40 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
         // The network trace beside the trace: a HAR of the episode's requests, without cookies.
         const harKey = record.files?.['network.har'];
         assert.ok(harKey, `${key} stored no network trace`);
-        const har = await store.getJson<{ log: { entries: { request: { url: string; headers: { name: string }[] } }[] } }>(harKey);
+        const har = await store.getJson<{ log: { entries: { request: { url: string; headers: { name: string; value: string }[] } }[] } }>(harKey);
+        const origin = record.site === 'wikipedia' ? leaky.url : served.origins[record.site as EmbeddedSiteName];
         assert.ok(
-          har.log.entries.some((entry) => entry.request.url.startsWith(served.origins[record.site as EmbeddedSiteName])),
+          har.log.entries.some((entry) => entry.request.url.startsWith(origin)),
           `${harKey} has no request to ${record.site}`,
         );
-        for (const entry of har.log.entries) assert.ok(!entry.request.headers.some((h) => /cookie/i.test(h.name)), `${harKey} keeps a cookie`);
+        for (const entry of har.log.entries) {
+          for (const header of entry.request.headers.filter((h) => /^cookie$/i.test(h.name))) {
+            for (const cookie of header.value.split(';')) assert.ok(cookie.trim().endsWith(`=${REDACTED}`), `${harKey} keeps a cookie`);
+          }
+        }
+        // Scored again from the stored (scrubbed) trace, the episode gets the verdict it got from the recorded one.
+        const task = verifiedTasks.get(record.taskId);
+        assert.ok(task, `no task ${record.taskId}`);
+        const sites = Object.fromEntries((task.sites as SiteName[]).map((site) => [site, siteUrls[site]!]));
+        const { result } = await evaluator.evaluate({ task, response: agentResponse(record.answer).response, entries: har.log.entries, sites });
+        assert.equal(result.status, evaluation.status, `${key}: scored ${result.status} from the stored trace`);
+        if (record.site === 'wikipedia') leakyTraces.push(JSON.stringify(har));
       }
+      // The leaky page's requests were recorded, every one, and their secrets replaced.
+      assert.ok(leakyTraces.length > 0, 'the leaky task ran');
+      const demonstration = leakyTraces[0]!;
+      for (const path of leaky.paths) assert.ok(demonstration.includes(`${leaky.url}${path}`), `the stored trace has no request to ${path}`);
+      assert.ok(demonstration.includes(REDACTED) && demonstration.includes(REDACTED_IN_URL));
+
+      // No object in the bucket holds a secret of the campaign's or of the leaky page's, in any encoding.
+      const secrets = [...served.passwords, ...stack.secretValues, ...leaky.tokens];
+      let scanned = 0;
+      for await (const { key } of store.list('')) {
+        const found = foundSecret((await store.getBytes(key)).toString('latin1'), secrets);
+        assert.equal(found, undefined, `${key} holds ${found}`);
+        scanned++;
+      }
+      assert.ok(scanned > records.length * 2, `only ${scanned} objects scanned`);
       for (const { record } of oracle) assert.equal(record.score, 1, `the oracle failed ${record.taskId}: ${JSON.stringify(record.evaluation)}`);
 
       // The HTML report's trajectory pages link each network trace, copied beside them.

@@ -14,6 +14,7 @@ import { toEpisodeTask } from '../../env/tasks/episodeTask';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import type { EpisodeRound } from '../../models/orm';
 import { recordingPolicy } from '../../models/recordingPolicy';
+import { scrubValue } from '../../storage/scrub';
 import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
@@ -151,7 +152,8 @@ export async function runTasks(request: RunTasksRequest): Promise<TrajectoryInde
         traceKey: sink.keyOf(taskId),
         rounds: recorder.rounds,
       };
-      await ctx.store.putJson(trajectoryKey, record);
+      // The rounds hold the pages as the policy saw them: stored scrubbed, like the trace.
+      await ctx.store.putJson(trajectoryKey, scrubValue(record));
       done++;
       beatNow();
       return indexRow(record, trajectoryKey);

@@ -8,7 +8,7 @@
  * (WEBRL_SHOPPING_ADMIN_USERNAME / WEBRL_SHOPPING_ADMIN_PASSWORD), never from a task file, and is never logged.
  */
 import type { Page } from 'playwright-core';
-import { loadShopAdminAccount, SECRET_ENV, type ShopAdminAccount } from '../../config/secrets';
+import { loadShopAdminAccount, neverStore, SECRET_ENV, type ShopAdminAccount } from '../../config/secrets';
 import type { SiteUrls } from '../siteUrls';
 import { EPISODE_COOKIE } from '../state/episodes';
 import { urlparse } from './urlMatch';
@@ -93,6 +93,7 @@ async function shopAdminToken(ctx: HelperContext): Promise<string> {
   const body = JSON.stringify({ username: account.username.reveal(), password: account.password.reveal() });
   const token = await shopRest(ctx, 'POST', '/rest/default/V1/integration/admin/token', { body });
   if (typeof token !== 'string' || !token) throw new Error("the shop's token endpoint answered no token");
+  neverStore(token);
   return token;
 }
 

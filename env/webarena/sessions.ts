@@ -4,6 +4,7 @@
  * store, in histories or logs. A state is dropped when a site is reset or a page shows its sign-in
  * form again, and the next episode signs in anew.
  */
+import { neverStore } from '../../config/secrets';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import type { ButtonLocator, FieldLocator, LoginForm } from '../loginForms';
 import type { WebArenaSite } from './sites';
@@ -72,6 +73,7 @@ export function accountOf(site: WebArenaSite, env: NodeJS.ProcessEnv): { usernam
   const password = env[site.credentials.password];
   const missing = [!username && site.credentials.username, !password && site.credentials.password].filter(Boolean);
   if (missing.length) throw new LoginFailed(`site ${site.name} needs an account: set ${missing.join(' and ')}`);
+  neverStore(password);
   return { username: username!, password: password! };
 }
 

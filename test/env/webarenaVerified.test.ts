@@ -3,18 +3,20 @@
  * subset load and validate, and its official evaluator (the PyPI package in its own environment,
  * one long-lived process) scores the repository's demo logs (tasks 107 and 108,
  * test/fixtures/webarena-verified/demo) exactly as their eval_result.json says, and a failing variant
- * of each; an exit message that is not JSON is a scored failure with its reason.
+ * of each, from the network trace as recorded and as stored (scrubbed); an exit message that is not
+ * JSON is a scored failure with its reason.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sharedVerifiedEvaluator, taskEvalResultSchema } from '../../env/evaluators/verified/client';
+import { sharedVerifiedEvaluator, taskEvalResultSchema, type TaskEvalResult } from '../../env/evaluators/verified/client';
 import { scoreVerified } from '../../env/evaluators/verified/harness';
 import { parseTasksReport, readTaskFile, validateTaskFile } from '../../env/tasks/loader';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { DeterministicJudge } from '../../env/evaluators/judge';
-import { MAX_STORED_HAR_BYTES, storedHar } from '../../env/evaluators/verified/network';
+import { storedHar } from '../../env/evaluators/verified/network';
+import { scrubStoredFile } from '../../storage/scrub';
 import { backend as webarenaBackend } from '../../env/backends/webarena';
 import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
 import { parseConfig } from '../../config/load';
@@ -118,10 +120,13 @@ describe('WebArena-Verified', () => {
       const { result } = await (
         await sharedVerifiedEvaluator()
       ).evaluate({ task: task.verified, response: JSON.parse(answer), entries: network, sites: SITES });
-      assert.deepEqual(
-        result.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
-        expected.evaluators_results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]),
-      );
+      const verdicts = (results: TaskEvalResult['evaluators_results']) =>
+        results.map((r) => [r.evaluator_name, r.status, r.score, (r.assertions ?? []).map((a) => a.assertion_name)]);
+      assert.deepEqual(verdicts(result.evaluators_results), verdicts(expected.evaluators_results));
+      // The trace as stored (scrubbed of secrets) scores the same.
+      const stored = (JSON.parse(storedHar(network)) as { log: { entries: Record<string, unknown>[] } }).log.entries;
+      const again = await (await sharedVerifiedEvaluator()).evaluate({ task: task.verified, response: JSON.parse(answer), entries: stored, sites: SITES });
+      assert.deepEqual(verdicts(again.result.evaluators_results), verdicts(expected.evaluators_results));
     });
   }
 
@@ -217,6 +222,93 @@ describe('WebArena-Verified', () => {
       );
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('scores network-event tasks from the stored (scrubbed) trace as from the recorded one', async () => {
+    const sites = { gitlab: 'http://gitlab.test:8023', shopping: 'http://shop.test:7770' };
+    const pairs = (headers: Record<string, string>) => Object.entries(headers).map(([name, value]) => ({ name, value }));
+    const entry = (
+      request: { method: string; url: string; headers: Record<string, string>; post?: string; type?: string },
+      response: Record<string, unknown>,
+    ) => ({
+      startedDateTime: new Date(0).toISOString(),
+      time: 1,
+      request: {
+        method: request.method,
+        url: request.url,
+        httpVersion: 'HTTP/1.1',
+        headers: pairs(request.headers),
+        queryString: [...new URL(request.url).searchParams].map(([name, value]) => ({ name, value })),
+        cookies: [],
+        ...(request.post ? { postData: { mimeType: request.type!, text: request.post } } : {}),
+      },
+      response: { statusText: '', httpVersion: 'HTTP/1.1', redirectURL: '', cookies: [], ...response },
+    });
+    const secrets = ['sess-1111aaaa', 'csrf-3333cccc', 'pt-4444dddd', 'sess-5555eeee', 'at-6666ffff', 'php-7777gggg', 'fk-8888hhhh'];
+    // Task 390: a GitLab note posted as JSON; task 512: a wish-list form whose flash message (a cookie) the evaluator reads.
+    const message = encodeURIComponent(JSON.stringify([{ type: 'success', text: 'Colgate Toothpaste has been added to your wish list.' }]));
+    const traces: Record<number, Record<string, unknown>[]> = {
+      390: [
+        entry(
+          {
+            method: 'POST',
+            url: `${sites.gitlab}/a11yproject/a11yproject.com/notes?target_id=72594&target_type=merge_request`,
+            headers: {
+              Cookie: `_gitlab_session=${secrets[0]}`,
+              'X-CSRF-Token': secrets[1]!,
+              Referer: `${sites.gitlab}/a11yproject/a11yproject.com?private_token=${secrets[2]}`,
+            },
+            type: 'application/json; charset=utf-8',
+            post: JSON.stringify({ note: { noteable_type: 'MergeRequest', note: 'lgtm' }, authenticity_token: secrets[1] }),
+          },
+          {
+            status: 200,
+            headers: pairs({ 'Content-Type': 'application/json', 'Set-Cookie': `_gitlab_session=${secrets[3]}; path=/` }),
+            content: { size: 1, mimeType: 'application/json', text: JSON.stringify({ id: 1, access_token: secrets[4] }) },
+          },
+        ),
+      ],
+      512: [
+        entry(
+          {
+            method: 'POST',
+            url: `${sites.shopping}/wishlist/index/add/`,
+            headers: { Cookie: `PHPSESSID=${secrets[5]}; form_key=${secrets[6]}` },
+            type: 'application/x-www-form-urlencoded',
+            post: `product=12&form_key=${secrets[6]}`,
+          },
+          {
+            status: 302,
+            headers: pairs({ Location: `${sites.shopping}/wishlist/`, 'Set-Cookie': `mage-messages=${message}; path=/\nPHPSESSID=${secrets[5]}; path=/` }),
+            cookies: [
+              { name: 'mage-messages', value: message },
+              { name: 'PHPSESSID', value: secrets[5] },
+            ],
+            redirectURL: `${sites.shopping}/wishlist/`,
+            content: { size: -1, mimeType: '' },
+          },
+        ),
+      ],
+    };
+    const evaluator = await sharedVerifiedEvaluator();
+    for (const [id, recorded] of Object.entries(traces)) {
+      const task = tasks.find((t) => t.task_id === Number(id))!;
+      const request = { task: task.verified, response: { task_type: 'MUTATE', status: 'SUCCESS', retrieved_data: null, error_details: null }, sites };
+      // As an episode stores it: the HAR built, then the file scrubbed again with everything else it stores.
+      const stored = scrubStoredFile('network.har', storedHar(recorded));
+      for (const secret of secrets) assert.ok(!stored.includes(secret), `task ${id}: the stored trace keeps a secret`);
+      for (const entries of [recorded, (JSON.parse(stored) as { log: { entries: Record<string, unknown>[] } }).log.entries]) {
+        const { result } = await evaluator.evaluate({ ...request, entries });
+        assert.deepEqual(
+          result.evaluators_results.map((r) => [r.evaluator_name, r.status]),
+          [
+            ['AgentResponseEvaluator', 'success'],
+            ['NetworkEventEvaluator', 'success'],
+          ],
+          `task ${id}`,
+        );
+      }
     }
   });
 
@@ -351,55 +443,5 @@ describe('the env-ctrl reset hook', () => {
     } finally {
       service.server.close();
     }
-  });
-});
-
-describe('the stored network trace', () => {
-  const entry = (i: number, body = 'x') => ({
-    startedDateTime: new Date(i).toISOString(),
-    request: {
-      method: 'POST',
-      url: `http://shop/cart/${i}`,
-      headers: [
-        { name: 'Cookie', value: 'PHPSESSID=secret' },
-        { name: 'Referer', value: 'http://shop/' },
-        { name: 'Authorization', value: 'Bearer t' },
-      ],
-      cookies: [{ name: 'PHPSESSID', value: 'secret' }],
-      postData: { mimeType: 'application/x-www-form-urlencoded', text: 'qty=2&form_key=abc&password=hunter2' },
-    },
-    response: {
-      status: 200,
-      headers: [
-        { name: 'Set-Cookie', value: 'PHPSESSID=new' },
-        { name: 'Content-Type', value: 'text/html' },
-      ],
-      cookies: [{ name: 'PHPSESSID', value: 'new' }],
-      content: { size: body.length, mimeType: 'text/html', text: body },
-    },
-  });
-
-  it('keeps no cookie, credential or secret form field', () => {
-    const har = JSON.parse(storedHar([entry(1)])) as { log: { entries: ReturnType<typeof entry>[]; comment?: string } };
-    const [stored] = har.log.entries;
-    assert.deepEqual(stored!.request.headers, [{ name: 'Referer', value: 'http://shop/' }]);
-    assert.deepEqual([stored!.request.cookies, stored!.response.cookies], [[], []]);
-    assert.deepEqual(stored!.response.headers, [{ name: 'Content-Type', value: 'text/html' }]);
-    assert.equal(stored!.request.postData.text, 'qty=2&form_key=%5Bremoved%5D&password=%5Bremoved%5D');
-    assert.equal(har.log.comment, undefined);
-    assert.doesNotMatch(JSON.stringify(har), /secret|hunter2|Bearer/);
-  });
-
-  it('over its cap, drops the bodies, then the latest entries, and says so', () => {
-    const big = Array.from({ length: 50 }, (_, i) => entry(i, 'y'.repeat(1000)));
-    const bodiesOnly = JSON.parse(storedHar(big, 30_000)) as { log: { entries: unknown[]; comment: string } };
-    assert.equal(bodiesOnly.log.entries.length, 50);
-    assert.match(bodiesOnly.log.comment, /response bodies dropped, 50 of 50 entries kept/);
-    const cut = storedHar(big, 8_000);
-    assert.ok(Buffer.byteLength(cut) <= 8_000);
-    const parsed = JSON.parse(cut) as { log: { entries: unknown[]; comment: string } };
-    assert.ok(parsed.log.entries.length < 50);
-    assert.match(parsed.log.comment, new RegExp(`cut to 8000 bytes: response bodies dropped, ${parsed.log.entries.length} of 50 entries kept`));
-    assert.ok(MAX_STORED_HAR_BYTES >= 1024 * 1024);
   });
 });

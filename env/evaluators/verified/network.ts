@@ -5,10 +5,11 @@
  * answers, the body). Playwright's own `recordHar` writes its file only when the context closes,
  * after the episode is scored, so the entries are built here as the requests finish.
  *
- * The evaluator gets the entries whole; what is stored beside the trace (`storedHar`) has its cookies,
- * credentials and secret-looking form fields removed, and is cut to a size cap, saying so when cut.
+ * The evaluator gets the entries whole; what is stored beside the trace (`storedHar`) is scrubbed of
+ * secrets (storage/scrub.ts) and cut to a size cap, saying so when cut.
  */
 import type { BrowserContext, Request } from 'playwright-core';
+import { scrubHarEntry } from '../../../storage/scrub';
 import type { HarEntry } from './client';
 
 /** Responses whose bodies the evaluator may read (JSON, HTML, text), each kept up to this size. */
@@ -93,55 +94,62 @@ export class NetworkRecorder {
   }
 }
 
-/** Header names and form fields never stored: cookies, credentials, tokens, keys. */
-const SECRET_NAME = /cookie|authori[sz]ation|auth|token|secret|password|passwd|key|session|form_key/i;
-
-type Pair = { name: string; value: string };
-const withoutSecrets = (pairs: Pair[]) => pairs.filter((pair) => !SECRET_NAME.test(pair.name));
-
-function strippedPostData(postData: { mimeType: string; text: string }): { mimeType: string; text: string } {
-  if (!postData.mimeType.includes('application/x-www-form-urlencoded')) return postData;
-  const form = new URLSearchParams(postData.text);
-  for (const name of [...form.keys()]) if (SECRET_NAME.test(name)) form.set(name, '[removed]');
-  return { ...postData, text: form.toString() };
-}
-
 /** The default cap of a stored network trace. */
 export const MAX_STORED_HAR_BYTES = 2 * 1024 * 1024;
+/** What a cut string keeps at least, so a trimmed entry still shows what it was. */
+const MIN_CUT_CHARS = 256;
+
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/** `value` with every string longer than `chars` cut to that length, saying how much was cut. */
+function cutStrings(value: unknown, chars: number): unknown {
+  if (typeof value === 'string') return value.length > chars ? `${value.slice(0, chars)}[... ${value.length - chars} characters cut]` : value;
+  if (Array.isArray(value)) return value.map((item) => cutStrings(item, chars));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, cutStrings(item, chars)]));
+}
+
+/** An entry cut to `maxBytes` where it can be: its longest strings shortened, never below MIN_CUT_CHARS. */
+function trimmedEntry(entry: HarEntry, maxBytes: number): HarEntry {
+  let chars = Math.max(MIN_CUT_CHARS, maxBytes);
+  let trimmed = entry;
+  while (bytesOf(trimmed) > maxBytes && chars > MIN_CUT_CHARS) {
+    chars = Math.max(MIN_CUT_CHARS, Math.floor(chars / 2));
+    trimmed = cutStrings(entry, chars) as HarEntry;
+  }
+  return trimmed;
+}
 
 /**
- * The trace as stored beside the episode's trajectory: a HAR 1.2 file without cookies or credentials;
- * over `maxBytes`, response bodies go first, then the latest entries, and `log.comment` says what was cut.
+ * The trace as stored beside the episode's trajectory: a HAR 1.2 file scrubbed of secrets
+ * (storage/scrub.ts: credentials, cookies, secret fields and values, token responses). Over
+ * `maxBytes`, response bodies go first, then an entry too large for its share of the cap has its
+ * longest strings cut, then the latest entries go; `log.comment` says what was cut.
  */
 export function storedHar(entries: readonly HarEntry[], maxBytes = MAX_STORED_HAR_BYTES): string {
-  let kept = entries.map((entry) => {
-    const request = entry.request as { headers: Pair[]; postData?: { mimeType: string; text: string } };
-    const response = entry.response as { headers: Pair[] };
-    return {
-      ...entry,
-      request: {
-        ...request,
-        headers: withoutSecrets(request.headers),
-        cookies: [],
-        ...(request.postData ? { postData: strippedPostData(request.postData) } : {}),
-      },
-      response: { ...response, headers: withoutSecrets(response.headers), cookies: [] },
-    };
-  });
-  const log = (comment?: string) =>
+  const logOf = (kept: readonly HarEntry[], comment?: string) =>
     JSON.stringify({ log: { version: '1.2', creator: { name: 'webrl-temporal', version: '1' }, ...(comment ? { comment } : {}), entries: kept } });
-  let text = log();
+  let kept: HarEntry[] = entries.map(scrubHarEntry);
+  let text = logOf(kept);
   if (Buffer.byteLength(text) <= maxBytes) return text;
-  kept = kept.map((entry) => ({
-    ...entry,
-    response: { ...entry.response, content: { ...(entry.response as unknown as { content: object }).content, text: undefined } },
-  }));
+  kept = kept.map((entry) => {
+    const response = entry.response as { content?: object };
+    return { ...entry, response: { ...response, content: { ...response.content, text: undefined } } };
+  });
   const total = kept.length;
-  const cut = (count: number) => `cut to ${maxBytes} bytes: response bodies dropped, ${count} of ${total} entries kept`;
-  text = log(cut(kept.length));
+  const cuts = ['response bodies dropped'];
+  const comment = (count: number) => `cut to ${maxBytes} bytes: ${cuts.join(', ')}, ${count} of ${total} entries kept`;
+  text = logOf(kept, comment(total));
+  if (Buffer.byteLength(text) > maxBytes) {
+    // Each entry's share of the cap (the comment written as long as it can get; one comma per entry).
+    cuts.push('long values of large entries cut');
+    const share = Math.floor((maxBytes - Buffer.byteLength(logOf([], comment(total)))) / Math.max(1, total)) - 1;
+    kept = kept.map((entry) => (bytesOf(entry) > share ? trimmedEntry(entry, share) : entry));
+    text = logOf(kept, comment(total));
+  }
   while (Buffer.byteLength(text) > maxBytes && kept.length > 0) {
     kept = kept.slice(0, Math.floor(kept.length * 0.8));
-    text = log(cut(kept.length));
+    text = logOf(kept, comment(kept.length));
   }
   return text;
 }
