@@ -10,9 +10,9 @@
  *               each phase evaluated on the same test seeds
  *
  * for two campaign seeds. Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
- * (the base model on the same server) only judges; no critic filter (`critic: none`), while the
- * trainer's critic gives actor-webrl its advantages. Only the example's ports, names and the trainer's
- * paths are this machine's.
+ * (the base model on the same server) only judges; the critic each phase trains (served by
+ * `webrl-torch serve-critic`, as the main job serves it) filters the next phase's candidates and gives
+ * actor-webrl its advantages. Only the example's ports, names and the trainer's paths are this machine's.
  *
  *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
  *   BENCH learning.phase<k>                                    each RL phase, the same way
@@ -36,8 +36,9 @@ import { episodeOptions } from '../activities/campaign/episodes';
 import { campaignHandle } from '../campaign/control';
 import { progressQuery } from '../workflows/campaign';
 import { loadConfig, parseConfig } from '../config/load';
-import type { Config } from '../config/schema';
+import type { Config, ConfigInput } from '../config/schema';
 import type { EnvironmentTask } from '../env/backends/contract';
+import { startCriticServer, type RunningCriticServer } from '../infra/criticServer';
 import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import { toEpisodeTask } from '../env/tasks/episodeTask';
 import type { ArtifactStore } from '../storage/artifactStore';
@@ -177,7 +178,21 @@ function campaignOf(name: string, seed: number): Config['campaign'] {
   };
 }
 
-async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, model: string, seed: number, withZeroShot: boolean): Promise<SeedRun> {
+/** The example's critic, on this process's critic server when the example serves its critics. */
+function criticOf(server: RunningCriticServer | undefined, checkpoints: string): ConfigInput['models'] {
+  const critic = example.models.critic;
+  return { critic: server && critic.backend === 'served' ? { ...critic, baseUrl: server.baseUrl, sharedDir: checkpoints } : critic };
+}
+
+async function runSeed(
+  stack: TestStack,
+  vllm: RecordedVllm,
+  critic: RunningCriticServer | undefined,
+  python: string,
+  model: string,
+  seed: number,
+  withZeroShot: boolean,
+): Promise<SeedRun> {
   const name = `learning-s${seed}`;
   const client = await stack.client();
   const campaign = campaignOf(name, seed);
@@ -201,7 +216,10 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
     },
     trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
     // The example's ORM (the served base model, on the same server) and critic.
-    models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },
+    models: {
+      orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) },
+      ...criticOf(critic, join(scratch, 'critics')),
+    },
     whileRunning: () => followProgress(client, name),
   });
   try {
@@ -240,12 +258,18 @@ try {
     logFile: join(scratch, 'vllm.log'),
     readyTimeoutMs: 20 * 60_000,
   }); // 2 cores shared with other work: minutes to start
+  // The campaign's critics, served as the main job serves them (stack.llm.criticPort), on a free port.
+  const critic =
+    example.models.critic.backend === 'served'
+      ? await startCriticServer({ python, baseModel: model, checkpoints: join(scratch, 'critics'), logFile: join(scratch, 'critic.log') })
+      : undefined;
   const stack = await startTestStack();
   const runs: SeedRun[] = [];
   try {
-    for (const [i, seed] of CAMPAIGN_SEEDS.entries()) runs.push(await runSeed(stack, vllm, python, model, seed, i === 0));
+    for (const [i, seed] of CAMPAIGN_SEEDS.entries()) runs.push(await runSeed(stack, vllm, critic, python, model, seed, i === 0));
   } finally {
     await vllm.close();
+    await critic?.stop();
     await stack.stop();
   }
   const zero = successByType(runs[0]!.zeroShot!);
