@@ -274,7 +274,7 @@ def run(spec: JobSpec) -> list[float]:
     metrics: dict[str, float] = {}
     objective.module.train()
     if main:
-        print(f"PROGRESS {step / total:.4f}", flush=True)
+        print(f"PROGRESS {step / total:.4f} {step}/{total}", flush=True)
     while step < total:
         epoch, position = divmod(step, per_epoch)
         indices = _order(len(objective.records), spec.batch_size, spec.seed, epoch)[position]
@@ -302,7 +302,7 @@ def run(spec: JobSpec) -> list[float]:
         if main and (step % spec.log_every == 0 or step == total):
             _log(f"step {step}/{total} " + " ".join(f"{k}={v:.6g}" for k, v in metrics.items()))
         if main:
-            print(f"PROGRESS {step / total:.4f}", flush=True)
+            print(f"PROGRESS {step / total:.4f} {step}/{total}", flush=True)
         if main and step % spec.checkpoint_every == 0 and step < total:
             checkpoints.mkdir(parents=True, exist_ok=True)
             partial = checkpoints / f"step-{step}.pt.partial"
