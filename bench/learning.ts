@@ -11,9 +11,9 @@
  *
  * for two campaign seeds; every evaluation runs the example's whole held-out set (200 episodes: 4
  * types x 50 seeds). Every score is the MiniWoB++ page's own reward (`reward: evaluator`); the ORM
- * (the base model on the same server) only judges; no critic filter (`critic: none`), while the
- * trainer's critic gives actor-webrl its advantages. Only the example's ports, names and the trainer's
- * paths are this machine's.
+ * (the base model on the same server) only judges; the critic each phase trains (served by
+ * `webrl-torch serve-critic`, as the main job serves it) filters the next phase's candidates and gives
+ * actor-webrl its advantages. Only the example's ports, names and the trainer's paths are this machine's.
  *
  *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
  *   BENCH learning.phase<k>                                    each RL phase, the same way
@@ -45,8 +45,9 @@ import { renderEvidenceText } from '../campaign/report';
 import { deriveSeed } from '../browser/rng';
 import { progressQuery } from '../workflows/campaign';
 import { loadConfig, parseConfig } from '../config/load';
-import type { Config } from '../config/schema';
+import type { Config, ConfigInput } from '../config/schema';
 import type { EnvironmentTask } from '../env/backends/contract';
+import { startCriticServer, type RunningCriticServer } from '../infra/criticServer';
 import { toEpisodeTask } from '../env/tasks/episodeTask';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
@@ -171,7 +172,21 @@ function campaignOf(name: string, seed: number): Config['campaign'] {
   };
 }
 
-async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, model: string, seed: number, withZeroShot: boolean): Promise<SeedRun> {
+/** The example's critic, on this process's critic server when the example serves its critics. */
+function criticOf(server: RunningCriticServer | undefined, checkpoints: string): ConfigInput['models'] {
+  const critic = example.models.critic;
+  return { critic: server && critic.backend === 'served' ? { ...critic, baseUrl: server.baseUrl, sharedDir: checkpoints } : critic };
+}
+
+async function runSeed(
+  stack: TestStack,
+  vllm: RecordedVllm,
+  critic: RunningCriticServer | undefined,
+  python: string,
+  model: string,
+  seed: number,
+  withZeroShot: boolean,
+): Promise<SeedRun> {
   const name = `learning-s${seed}`;
   const client = await stack.client();
   const campaign = campaignOf(name, seed);
@@ -195,7 +210,10 @@ async function runSeed(stack: TestStack, vllm: RecordedVllm, python: string, mod
     },
     trainer: { command: trainerCommand(python, model), timeoutSeconds: 3 * 3600 },
     // The example's ORM (the served base model, on the same server) and critic.
-    models: { orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) }, critic: example.models.critic },
+    models: {
+      orm: { ...example.models.orm, ...(example.models.orm.backend === 'chat' ? { baseUrl: vllm.baseUrl } : {}) },
+      ...criticOf(critic, join(scratch, 'critics')),
+    },
     whileRunning: () => followProgress(client, name),
   });
   try {
@@ -234,12 +252,18 @@ try {
     logFile: join(scratch, 'vllm.log'),
     readyTimeoutMs: 20 * 60_000,
   }); // 2 cores shared with other work: minutes to start
+  // The campaign's critics, served as the main job serves them (stack.llm.criticPort), on a free port.
+  const critic =
+    example.models.critic.backend === 'served'
+      ? await startCriticServer({ python, baseModel: model, checkpoints: join(scratch, 'critics'), logFile: join(scratch, 'critic.log') })
+      : undefined;
   const stack = await startTestStack();
   const runs: SeedRun[] = [];
   try {
-    for (const [i, seed] of CAMPAIGN_SEEDS.entries()) runs.push(await runSeed(stack, vllm, python, model, seed, i === 0));
+    for (const [i, seed] of CAMPAIGN_SEEDS.entries()) runs.push(await runSeed(stack, vllm, critic, python, model, seed, i === 0));
   } finally {
     await vllm.close();
+    await critic?.stop();
     await stack.stop();
   }
   figures.push(...learningFigures(runs, types, deriveSeed('bench:learning', ...CAMPAIGN_SEEDS)));

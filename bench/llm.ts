@@ -13,18 +13,21 @@
  *    prompt_logprobs) with the BOS tokenizer:
  *      llm.logprob_items_ok            share of items both modes scored, agreeing on tokens and value
  * 3. Rollout throughput with a real model: SmolLM2-135M-Instruct on vLLM, the completions actor driving
- *    the fixture shop in Chromium, greedy, 48 tokens a step, episodes of 3 steps:
- *      llm.steps_per_s.c1|c4|c8        rollout steps/s with 1, 4, 8 episodes in flight
- *      llm.server_bound_ratio          steps/s at 8 in flight over the completions/s the same server
- *                                      sustains for the same recorded prompts sent straight to it, 8 in
- *                                      flight (the cost of the browser and the loop around the model)
+ *    the fixture shop in Chromium, greedy, 48 tokens a step, episodes of 3 steps, at 1, 4 and 8 episodes
+ *    in flight (a campaign's `concurrency.browserContexts`); after each level, the prompts its episodes
+ *    sent go straight to the same server, as many in flight, with the same settings (its own replay):
+ *      llm.steps_per_s.c1|c4|c8        rollout steps/s
+ *      llm.direct_completions_per_s.c1|c4|c8   the replay's completions/s
+ *      llm.server_bound_ratio.c1|c4|c8 the two's ratio: 1 when the browser and the loop around the model
+ *                                      cost nothing, below 1 by what they cost
  * 4. webrl-torch's CPU training throughput, from its own bench (it prints its BENCH line).
  *
- * Run: npm run bench:llm [episodes per concurrency, default 16]
+ * Run: npm run bench:llm [-- episodes per level (default 16)] [--throughput-only (3 alone)]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { campaignWorkflowId } from '../campaign/control';
 import { readPhaseManifests } from '../campaign/manifest';
 import { createOpenAIPolicy } from '../browser/policies/openai';
@@ -48,7 +51,9 @@ import { sha256Files, startRecordedVllm, tinyModel, TINY_CONTEXT } from '../test
 import { ensureSmolLM2, ensureTrainerEnvironment, packageDir, run as runProgram } from '../trainers/torch/environment';
 
 const NAME = 'bench-llm';
-const EPISODES = Number(process.argv[2] ?? 16);
+const { values: flags, positionals } = parseArgs({ options: { 'throughput-only': { type: 'boolean', default: false } }, allowPositionals: true });
+const EPISODES = Number(positionals[0] ?? 16);
+const LEVELS = [1, 4, 8];
 const STEPS_PER_EPISODE = 3;
 const MAX_TOKENS = 48;
 
@@ -63,6 +68,18 @@ const progress = (line: string) => console.log(`[bench:llm ${new Date().toISOStr
 const scratch = await mkdtemp(join(tmpdir(), 'webrl-bench-llm-'));
 try {
   // 1 and 2: the loop on the tiny BOS model.
+  if (!flags['throughput-only']) await theLoop();
+  await throughput();
+} finally {
+  await rm(scratch, { recursive: true, force: true });
+}
+
+for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}`);
+
+// 4: the PyTorch trainer's throughput, measured by its own bench (it prints its BENCH line).
+if (!flags['throughput-only'] && runProgram(ensureTrainerEnvironment(), ['-m', 'webrl_torch.testing.bench'], packageDir) !== 0) process.exitCode = 1;
+
+async function theLoop(): Promise<void> {
   const python = ensureTrainerEnvironment();
   const model = tinyModel();
   progress('starting vLLM with the tiny Llama');
@@ -150,7 +167,23 @@ try {
     await vllm.close();
     await stack.stop();
   }
+}
 
+/** The prompts sent straight to the server, `inFlight` at a time, with the episodes' settings: completions/s. */
+async function replay(baseUrl: string, prompts: readonly string[], inFlight: number, settings: { model: string; stop: string[] }): Promise<number> {
+  const started = performance.now();
+  const sent = await mapSettled(prompts, inFlight, async (prompt) => {
+    const response = await fetch(`${baseUrl}/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: settings.model, prompt, temperature: 0, top_p: 1, top_k: -1, max_tokens: MAX_TOKENS, stop: settings.stop }),
+    });
+    if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  });
+  return sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000);
+}
+
+async function throughput(): Promise<void> {
   // 3: throughput with SmolLM2.
   const smol = ensureSmolLM2();
   progress('starting vLLM with SmolLM2-135M-Instruct');
@@ -176,9 +209,9 @@ try {
       },
     });
     const policy = recording(createOpenAIPolicy({ baseURL: server.baseUrl, maxAttempts: 1, timeoutMs: 300_000, ...settings }));
-    const stepsPerSecond = new Map<number, number>();
-    for (const size of [1, 4, 8]) {
+    for (const size of LEVELS) {
       const pool = await BrowserPool.start({ size, executablePath });
+      let stepsPerSecond: number;
       try {
         const options = { maxSteps: STEPS_PER_EPISODE, maxParseFailures: STEPS_PER_EPISODE, maxRepeatedActions: STEPS_PER_EPISODE };
         await pool.runAll(shopTasks(size).map((task) => ({ task, policy, environment, options }))); // warm-up
@@ -186,37 +219,20 @@ try {
         const started = performance.now();
         const results = await pool.runAll(shopTasks(EPISODES).map((task) => ({ task, policy, environment, options })));
         const steps = results.reduce((sum, result) => sum + result.steps.length, 0);
-        stepsPerSecond.set(size, steps / ((performance.now() - started) / 1000));
-        progress(`${size} in flight: ${steps} steps, ${stepsPerSecond.get(size)!.toFixed(2)} steps/s`);
+        stepsPerSecond = steps / ((performance.now() - started) / 1000);
+        progress(`${size} in flight: ${steps} steps, ${stepsPerSecond.toFixed(2)} steps/s`);
       } finally {
         await pool.close();
       }
+      // The same prompts straight to vLLM, as many in flight, right after: the server's own pace.
+      const direct = await replay(server.baseUrl, [...prompts], size, settings);
+      progress(`${size} in flight, straight to vLLM: ${prompts.length} prompts, ${direct.toFixed(2)} completions/s`);
+      figures.push([`llm.steps_per_s.c${size}`, stepsPerSecond, 'steps/s']);
+      figures.push([`llm.direct_completions_per_s.c${size}`, direct, 'completions/s']);
+      figures.push([`llm.server_bound_ratio.c${size}`, stepsPerSecond / direct, 'x']);
     }
-    // The same prompts (those of the 8-in-flight run) straight to the server, 8 in flight, same settings.
-    const replay = [...prompts];
-    const started = performance.now();
-    const sent = await mapSettled(replay, 8, async (prompt) => {
-      const response = await fetch(`${server.baseUrl}/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: settings.model, prompt, temperature: 0, top_p: 1, top_k: -1, max_tokens: MAX_TOKENS, stop: settings.stop }),
-      });
-      if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-    });
-    const direct = sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000);
-    progress(`straight to vLLM: ${replay.length} prompts, ${direct.toFixed(2)} completions/s`);
-    for (const size of [1, 4, 8]) figures.push([`llm.steps_per_s.c${size}`, stepsPerSecond.get(size)!, 'steps/s']);
-    figures.push(['llm.direct_completions_per_s.c8', direct, 'completions/s']);
-    figures.push(['llm.server_bound_ratio', stepsPerSecond.get(8)! / direct, 'x']);
   } finally {
     await site.close();
     await server.stop();
   }
-} finally {
-  await rm(scratch, { recursive: true, force: true });
 }
-
-for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${typeof value === 'number' ? value.toFixed(3) : value} ${unit}`);
-
-// 4: the PyTorch trainer's throughput, measured by its own bench (it prints its BENCH line).
-if (runProgram(ensureTrainerEnvironment(), ['-m', 'webrl_torch.testing.bench'], packageDir) !== 0) process.exitCode = 1;

@@ -31,6 +31,8 @@ interface ActivityProgress {
   /** The attempt under way (1 for the first), and why the one before it failed. */
   attempt: number;
   lastFailure?: string;
+  /** The time left the activity estimates (a training job's, from its pace), in words. */
+  left?: string;
 }
 
 function decodeHeartbeat(details: unknown): Record<string, unknown> | undefined {
@@ -56,20 +58,40 @@ export function activityLabel(type: string, beat: Record<string, unknown>): stri
   return `${type}${part}${model}${stage}`;
 }
 
+/** Seconds as a person reads a time left: "40 s", "12 min", "3 h 5 min". */
+export function timeLeftInWords(seconds: number): string {
+  if (seconds < 60) return `${Math.max(0, Math.round(seconds))} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/**
+ * A heartbeat's counts as done/total for a progress bar: episodes, a training job's steps, bytes or
+ * start pages; a trainer that reports only a fraction, as a percentage.
+ */
+export function heartbeatProgress(beat: Record<string, unknown>): Pick<ActivityProgress, 'done' | 'total' | 'left'> {
+  const percent = beat.totalSteps === undefined && typeof beat.fraction === 'number' ? Math.round(100 * beat.fraction) : undefined;
+  const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? percent ?? 0);
+  const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? (percent !== undefined ? 100 : 0));
+  return { done, total: Math.max(total, done, 1), ...(typeof beat.secondsLeft === 'number' ? { left: timeLeftInWords(beat.secondsLeft) } : {}) };
+}
+
 /** What each pending activity reports in its heartbeats, as done/total for a progress bar. */
 function pendingProgress(description: WorkflowExecutionDescription): ActivityProgress[] {
   return (description.raw.pendingActivities ?? []).map((activity) => {
     const beat = decodeHeartbeat(activity.heartbeatDetails) ?? {};
-    const done = Number(beat.episodesDone ?? beat.step ?? beat.bytesDone ?? beat.startPages ?? 0);
-    const total = Number(beat.episodes ?? beat.totalSteps ?? beat.bytesTotal ?? 0);
     return {
       type: activityLabel(activity.activityType?.name ?? 'activity', beat),
-      done,
-      total: Math.max(total, done, 1),
+      ...heartbeatProgress(beat),
       attempt: activity.attempt ?? 1,
       ...(activity.lastFailure?.message ? { lastFailure: activity.lastFailure.message } : {}),
     };
   });
+}
+
+/** An activity's count as the live line shows it, with the time left when known. */
+function counted(activity: ActivityProgress): string {
+  return `${activity.done}/${activity.total}${activity.left ? ` · about ${activity.left} left` : ''}`;
 }
 
 /** The campaign's latest run when it has finished (completed, or stopped by request); else undefined. */
@@ -108,7 +130,7 @@ interface ProgressView {
 /** On a terminal: one line of status, one bar per running activity, redrawn in place. */
 function barView(): ProgressView {
   const bars = new cliProgress.MultiBar(
-    { format: ' {name} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true, stopOnComplete: false },
+    { format: ' {name} |{bar}| {value}/{total}{left}', hideCursor: true, clearOnComplete: true, stopOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
   const statusBar = bars.create(1, 0, { name: 'starting'.padEnd(40) }, { format: ' {name}' });
@@ -120,10 +142,11 @@ function barView(): ProgressView {
       activities.forEach((activity, i) => {
         const key = `${activity.type}#${i}`;
         seen.add(key);
-        const bar = active.get(key) ?? bars.create(activity.total, 0, { name: activity.type.padEnd(40) });
+        const payload = { name: activity.type.padEnd(40), left: activity.left ? ` · about ${activity.left} left` : '' };
+        const bar = active.get(key) ?? bars.create(activity.total, 0, payload);
         active.set(key, bar);
         bar.setTotal(activity.total);
-        bar.update(activity.done, { name: activity.type.padEnd(40) });
+        bar.update(activity.done, payload);
       });
       for (const [key, bar] of active) {
         if (!seen.has(key)) {
@@ -152,7 +175,7 @@ export function plainView(log: Log, now: () => number = Date.now): ProgressView 
       lastStatus = status;
       if (activities.length === 0 || (lastCounts !== undefined && now() - lastCounts < PLAIN_PROGRESS_EVERY_MS)) return;
       lastCounts = now();
-      log(`  ${activities.map((a) => `${a.type} ${a.done}/${a.total}`).join(', ')}`);
+      log(`  ${activities.map((a) => `${a.type} ${counted(a)}`).join(', ')}`);
     },
     notice: log,
     stop: () => undefined,

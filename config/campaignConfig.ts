@@ -99,6 +99,24 @@ export const ConfigSchema = configFields
         ctx.addIssue({ code: 'custom', path: ['models', 'actor', 'tokenizer'], message: (error as Error).message });
       }
     }
+    const critic = config.models.critic;
+    if (config.stack.llm?.criticPort !== undefined && critic.backend !== 'served') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stack', 'llm', 'criticPort'],
+        message: `the critic server values the critics the campaign trains: models.critic.backend must be served (it is ${critic.backend})`,
+      });
+    } else if (
+      config.stack.llm?.criticPort !== undefined &&
+      critic.backend === 'served' &&
+      new URL(critic.baseUrl).port !== String(config.stack.llm.criticPort)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['models', 'critic', 'baseUrl'],
+        message: `the main job serves the critic on 127.0.0.1:${config.stack.llm.criticPort} (stack.llm.criticPort); baseUrl names ${critic.baseUrl}`,
+      });
+    }
     if (config.stack.llm && config.models.actor.backend !== 'completions') {
       ctx.addIssue({
         code: 'custom',

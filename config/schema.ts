@@ -89,6 +89,8 @@ export const StackConfigSchema = z.strictObject({
       port: port.default(8000),
       maxLoraRank: z.number().int().min(1).max(256).default(16),
       maxModelLen: z.number().int().min(256).max(131_072).default(8192),
+      /** Also serve the campaign's critic (models.critic.backend: served) with webrl-torch serve-critic on this port. */
+      criticPort: port.optional(),
     })
     .optional(),
 });
@@ -406,6 +408,21 @@ export const ModelsSchema = z
           retryDelayMs: endpointFields.retryDelayMs,
           batchSize: z.number().int().min(1).max(4096).default(32),
         }),
+        /**
+         * The critic the campaign trains (webrl-torch's checkpoints), served by `webrl-torch serve-critic
+         * --checkpoints DIR`: each phase's critic is synced into `sharedDir` and every request names the
+         * one to value with, so the filter of phase k values with the critic phase k-1 trained.
+         */
+        z.strictObject({
+          backend: z.literal('served'),
+          baseUrl: endpointFields.baseUrl,
+          timeoutMs: endpointFields.timeoutMs,
+          maxAttempts: endpointFields.maxAttempts,
+          retryDelayMs: endpointFields.retryDelayMs,
+          batchSize: z.number().int().min(1).max(4096).default(32),
+          /** The server's --checkpoints directory as the workers see it. */
+          sharedDir: z.string().min(1),
+        }),
       ])
       .default({ backend: 'embedded' }),
     taskGenerator: z
@@ -520,6 +537,13 @@ export const ModelsSchema = z
       for (const needed of ['data', 'out']) {
         if (!names.includes(needed)) ctx.addIssue({ code: 'custom', path: ['trainer', 'command'], message: `the command must name {${needed}}` });
       }
+    }
+    if (models.critic.backend === 'served' && models.trainer.backend !== 'external') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['critic', 'backend'],
+        message: "served values with the critic checkpoints webrl-torch trains: models.trainer.backend must be external (webrl-torch's command)",
+      });
     }
     if (models.serving.backend !== 'none' && models.actor.backend !== 'completions') {
       ctx.addIssue({ code: 'custom', path: ['serving', 'backend'], message: 'serving deploys a completions actor; models.actor.backend is embedded' });

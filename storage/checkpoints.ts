@@ -8,7 +8,9 @@
  * Staging reads the listing first: with one, the checkpoint comes back as a directory whose every file
  * is checked against its listed size and sha256; without one, it is the single object at `key`.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ArtifactStore, ObjectInfo } from './artifactStore';
 import { StoragePermanentError } from './errors';
@@ -108,4 +110,21 @@ export async function downloadCheckpoint(
     }
   }
   return { kind: 'directory', files: listing.files };
+}
+
+/**
+ * Stages a checkpoint at `dir` through a temporary name of its own, so a half-synced copy is never used
+ * and two attempts syncing at once (a retry racing its first attempt) both end with the one copy.
+ */
+export async function syncCheckpoint(store: CheckpointStore, key: string, dir: string): Promise<void> {
+  if (existsSync(dir)) return;
+  const partial = `${dir}.partial-${randomUUID()}`;
+  try {
+    await downloadCheckpoint(store, key, partial);
+    await rename(partial, dir).catch((error: NodeJS.ErrnoException) => {
+      if (!existsSync(dir)) throw error; // else another attempt finished first: its copy is the same checkpoint
+    });
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
 }

@@ -9,14 +9,19 @@
  * adapters, and the campaign loads the adapter again and finishes, losing nothing. The model's output is
  * garbage (a random model): what is checked is which model each request named and which weights were
  * loaded, not success. Phase 0's actor trains on an SFT file in WebRL's format beside the oracle's plans.
+ * The critic filter of each RL phase asks `webrl-torch serve-critic` for the critic the phase before
+ * trained (the `served` critic backend), and chooses the phase's tasks by its values.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { mostPromisingTasks } from '../activities/campaign/mostPromisingTasks';
+import type { EnvironmentTask } from '../env/backends/contract';
+import { startCriticServer, type RunningCriticServer } from '../infra/criticServer';
 import { trainingRecordsKey } from '../models/train/trainingRecord';
 import { downloadCheckpoint } from '../storage/checkpoints';
 import { ensureTrainerEnvironment } from '../trainers/torch/environment';
@@ -33,6 +38,7 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
   let python: string;
   let scratch: string;
   let vllm: RecordedVllm | undefined;
+  let critic: RunningCriticServer | undefined;
   before(async () => {
     python = ensureTrainerEnvironment();
     scratch = await mkdtemp(join(tmpdir(), 'webrl-torch-campaign-'));
@@ -41,6 +47,7 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
   });
   after(async () => {
     await vllm?.close();
+    await critic?.stop();
     await stack?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
@@ -49,6 +56,9 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
     const model = tinyModel(); // one directory: the server's base and the trainer's --base-model
     vllm = await startRecordedVllm({ model, servedModelName: BASE_MODEL, maxLoraRank: 8, maxModelLen: TINY_CONTEXT, logFile: join(scratch, 'vllm.log') });
     const server = vllm;
+    const criticLog = join(scratch, 'critic.log');
+    const criticDir = join(scratch, 'critics');
+    critic = await startCriticServer({ python, baseModel: model, checkpoints: criticDir, dtype: 'float32', logFile: criticLog });
     const started = Date.now();
     const names = [0, 1, 2].map((k) => `${NAME}-p${k}-actor`);
     let restarted = false;
@@ -72,7 +82,7 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       actor: { server, maxTokens: 24, timeoutMs: 120_000, sftData: { path: sftFile, format: 'webrl-sharegpt' } },
       trainer: { command: webrlTorchCommand(python, model), timeoutSeconds: 600 },
       campaign: {
-        phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 1 },
+        phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 2 },
         environment: { testTasks: 2, demonstrationTasks: 4 },
         training: {
           sftEpochs: 1,
@@ -83,6 +93,7 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
           learningRates: { 'actor-sft': 1e-2, 'actor-webrl': 1e-2, critic: 1e-3, orm: 1e-3 },
         },
       },
+      models: { critic: { backend: 'served', baseUrl: critic.baseUrl, sharedDir: criticDir, maxAttempts: 1, retryDelayMs: 0 } },
       // vLLM dies at the first request for phase 0's adapter and comes back without it.
       async whileRunning() {
         const deadline = Date.now() + 20 * 60_000;
@@ -172,6 +183,36 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
           failures.filter((f) => f.reason !== 'an empty action has no tokens to score'),
           [],
           `phase ${k} scored every record`,
+        );
+      }
+
+      // Each RL phase's filter valued its 4 candidates with the critic the phase before trained, loaded
+      // by the server in that order, and rolled out the 2 those values make the most promising.
+      const criticOf = (phase: number) => run.manifests.find((m) => m.data.phase === phase)!.data.carry.models.critic;
+      const loadedCritics = [...(await readFile(criticLog, 'utf8')).matchAll(/^loaded the critic (\S+) in /gm)].map((m) => m[1]);
+      assert.deepEqual(loadedCritics, [criticOf(0), criticOf(1)], 'the server loaded phase 0’s critic, then phase 1’s');
+      for (const k of [1, 2]) {
+        const tasks = `campaigns/${NAME}/phase-${k}/tasks`;
+        const values = await run.store.getJson<{ taskId: string | number; v1?: number; v2?: number; failed?: boolean }[]>(`${tasks}/critic-values.json`);
+        assert.equal(values.length, 4, `phase ${k} valued its 4 candidates`);
+        assert.ok(
+          values.every((v) => v.failed === undefined && typeof v.v1 === 'number'),
+          JSON.stringify(values),
+        );
+        const candidates: EnvironmentTask[] = [];
+        for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/candidates.jsonl`)) candidates.push(task);
+        const value = new Map(values.map((v) => [String(v.taskId), Math.max(v.v1!, v.v2!)]));
+        const chosen = mostPromisingTasks(candidates, {
+          limit: 2,
+          value: (task) => value.get(String(task.task_id))!,
+          template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
+        });
+        const kept: EnvironmentTask[] = [];
+        for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/kept.jsonl`)) kept.push(task);
+        assert.deepEqual(
+          kept.map((t) => t.task_id),
+          chosen.map((t) => t.task_id),
+          `phase ${k} rolled out the candidates its critic chose`,
         );
       }
 

@@ -178,6 +178,29 @@ describe('configuration', () => {
     ],
     ['a local model the project does not provision', { stack: { llm: { model: 'Llama-3.1-8B-Instruct' } } }, 'stack.llm.model'],
     [
+      'a served critic trained by the embedded trainer',
+      { models: { critic: { backend: 'served', baseUrl: 'http://127.0.0.1:8100', sharedDir: 'critics' } } },
+      'models.critic.backend: served values with the critic checkpoints webrl-torch trains: models.trainer.backend must be external',
+    ],
+    [
+      'a served critic with nowhere to sync its checkpoints',
+      { models: { critic: { backend: 'served', baseUrl: 'http://127.0.0.1:8100' }, trainer } },
+      'models.critic.sharedDir',
+    ],
+    [
+      'a local critic server with a critic it does not serve',
+      { stack: { llm: { model: 'SmolLM2-135M-Instruct', criticPort: 8100 } }, models: { actor: completions, trainer } },
+      'stack.llm.criticPort: the critic server values the critics the campaign trains: models.critic.backend must be served (it is embedded)',
+    ],
+    [
+      'a local critic server on another port than the critic asks',
+      {
+        stack: { llm: { model: 'SmolLM2-135M-Instruct', criticPort: 8100 } },
+        models: { actor: completions, trainer, critic: { backend: 'served', baseUrl: 'http://127.0.0.1:8101', sharedDir: 'critics' } },
+      },
+      'models.critic.baseUrl: the main job serves the critic on 127.0.0.1:8100 (stack.llm.criticPort); baseUrl names http://127.0.0.1:8101',
+    ],
+    [
       'deploy command with an unknown placeholder',
       {
         models: {

@@ -12,7 +12,7 @@ test('every example campaign file passes config validation', async () => {
   for (const name of files) await loadConfig(new URL(name, DIR).pathname, {});
 });
 
-test('the SmolLM2 example serves its actor on the machine that runs it and trains it with webrl-torch', async () => {
+test('the SmolLM2 example serves its actor and its critic on the machine that runs it and trains them with webrl-torch', async () => {
   const config = await loadConfig(new URL('smollm2-miniwob.yaml', DIR).pathname, {});
   assert.equal(config.stack.llm?.model, 'SmolLM2-135M-Instruct');
   assert.equal(config.models.actor.backend === 'completions' && config.models.actor.baseUrl, `http://127.0.0.1:${config.stack.llm.port}/v1`);
@@ -20,5 +20,7 @@ test('the SmolLM2 example serves its actor on the machine that runs it and train
     config.models.trainer.backend === 'external' ? config.models.trainer.command : '',
     /webrl-torch train --base-model \.webrl\/models\/SmolLM2-135M-Instruct /,
   );
+  // The critic filter runs, as in WebRL, with the critic each phase trains.
+  assert.equal(config.models.critic.backend === 'served' && config.models.critic.baseUrl, `http://127.0.0.1:${config.stack.llm.criticPort}`);
   assert.equal(config.campaign.environment.backend, 'miniwob');
 });

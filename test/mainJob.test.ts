@@ -15,7 +15,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { activityLabel, PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
+import { activityLabel, heartbeatProgress, PLAIN_PROGRESS_EVERY_MS, plainView } from '../campaign/mainJob';
 import { runWebrl, startWebrl } from './harness/cli';
 import { writeMainJobCampaign } from './harness/mainJob';
 
@@ -46,7 +46,7 @@ function assertCountersNeverGoBack(output: string): void {
     if (status) phase = status[1]!;
     if (!line.startsWith('  ')) continue;
     for (const item of line.trim().split(', ')) {
-      const counter = /^(.+) (\d+)\/(\d+)$/.exec(item);
+      const counter = /^(.+) (\d+)\/(\d+)(?: · about .+ left)?$/.exec(item);
       if (!counter) continue;
       const key = `phase ${phase}: ${counter[1]}`;
       const done = Number(counter[2]);
@@ -234,6 +234,21 @@ describe('plain progress lines (output that is not a terminal)', () => {
     view.show('phase 1/3 · running · rollouts', shard(12));
     view.show('phase 1/3 · running · scoreWithOrm', []);
     assert.deepEqual(lines, ['phase 1/3 · running · rollouts', '  runRolloutShard 0/16', '  runRolloutShard 12/16', 'phase 1/3 · running · scoreWithOrm']);
+  });
+});
+
+describe('a training job on the live line', () => {
+  test('an external trainer job shows its steps done of total and the time left, not 0/1 for the whole job', () => {
+    // The heartbeat details activities/campaign/trainers.ts sends for a webrl-torch job.
+    const beat = { model: 'actor', phase: 'external', fraction: 0.25, step: 3, totalSteps: 12, secondsLeft: 754 };
+    const progress = { type: activityLabel('trainSft', beat), ...heartbeatProgress(beat), attempt: 1 };
+    assert.deepEqual(progress, { type: 'trainSft actor · external', done: 3, total: 12, left: '13 min', attempt: 1 });
+    const lines: string[] = [];
+    plainView((line) => lines.push(line)).show('phase 0/2 · running · trainSft', [progress]);
+    assert.deepEqual(lines, ['phase 0/2 · running · trainSft', '  trainSft actor · external 3/12 · about 13 min left']);
+    // A trainer that prints only a fraction: a percentage; before its pace is known, no time left.
+    assert.deepEqual(heartbeatProgress({ model: 'critic', phase: 'external', fraction: 0.4 }), { done: 40, total: 100 });
+    assert.deepEqual(heartbeatProgress({ model: 'orm', phase: 'external', fraction: 0, secondsLeft: 7300 }), { done: 0, total: 100, left: '2 h 2 min' });
   });
 });
 

@@ -6,6 +6,7 @@
  * histories.
  */
 import { Context } from '@temporalio/activity';
+import { join } from 'node:path';
 import { createOpenAIPolicy } from '../../browser/policies/openai';
 import type { Policy } from '../../browser/policies/policy';
 import { contextBudget, createPromptBuilder, type PromptBuilder } from '../../browser/policies/promptBudget';
@@ -26,6 +27,7 @@ import { isServerUnavailable } from '../../models/remote/retry';
 import { createHttpCritic } from '../../models/remote/httpCritic';
 import { loadOnnxFileCritic } from '../../models/remote/onnxFileCritic';
 import { createVllmTokenCounter } from '../../models/remote/tokenCounter';
+import { syncCheckpoint } from '../../storage/checkpoints';
 import { createChatTaskGenerator } from './chatTaskGenerator';
 import type { CampaignContext } from './context';
 import { withHeartbeats } from '../heartbeats';
@@ -173,15 +175,30 @@ export function completionsActorPolicy(
   });
 }
 
-/** A critic outside the campaign's checkpoints, asked in batches: a batch that fails costs that batch (null, recorded), not the phase. */
-function batchedCritic(critic: () => Promise<StateValueFunction>, size: number): CriticRole {
+/**
+ * A critic asked in batches: a batch that fails costs that batch (null, recorded), not the phase; a
+ * server that is down fails the call (the activity is retried, no candidate lost to an outage).
+ * `critic(checkpoint)` is the value function of the campaign's checkpoint, or of the one critic a
+ * backend outside the campaign's checkpoints has.
+ */
+function batchedCritic(critic: (checkpoint: string) => Promise<StateValueFunction>, size: number, trainedByCampaign = false): CriticRole {
   return {
     valuesTasks: true,
-    trainedByCampaign: false,
-    async values(_checkpoint, items) {
-      const valueFunction = await critic();
+    trainedByCampaign,
+    async values(checkpoint, items) {
+      const valueFunction = await critic(checkpoint);
       const batches = Array.from({ length: Math.ceil(items.length / size) }, (_, b) => items.slice(b * size, (b + 1) * size));
-      const settled = await mapSettled(batches, 1, (batch) => valueFunction.values(batch.map((item) => item.state)));
+      let unavailable: unknown;
+      const settled = await withHeartbeats(
+        () => ({ valuing: items.length }),
+        mapSettled(batches, 1, (batch) =>
+          valueFunction.values(batch.map((item) => item.state)).catch((error: unknown) => {
+            if (isServerUnavailable(error)) unavailable ??= error;
+            throw error;
+          }),
+        ),
+      );
+      if (unavailable !== undefined) throw unavailable;
       const values: Awaited<ReturnType<CriticRole['values']>>['values'] = [];
       const failures: BackendFailure[] = [];
       settled.forEach((result, b) => {
@@ -275,6 +292,27 @@ export function createRoleResolver(deps: { ctx: CampaignContext; models: ModelCa
               signal: activitySignal(),
             }),
           critic.batchSize,
+        );
+      case 'served':
+        // Each phase's critic is synced under the server's --checkpoints directory by its storage key,
+        // and every request names it there: the server values with the checkpoint the phase asks for.
+        return batchedCritic(
+          async (checkpoint) => {
+            await syncCheckpoint(ctx.store, checkpoint, join(critic.sharedDir, checkpoint));
+            return createHttpCritic({
+              baseURL: critic.baseUrl,
+              timeoutMs: critic.timeoutMs,
+              maxAttempts: critic.maxAttempts,
+              retryDelayMs: critic.retryDelayMs,
+              batchSize: critic.batchSize,
+              critic: checkpoint,
+              ...(prompts ? { prompts } : {}),
+              ...(secrets.criticApiKey ? { apiKey: secrets.criticApiKey } : {}),
+              signal: activitySignal(),
+            });
+          },
+          critic.batchSize,
+          true,
         );
       case 'none':
         // filterTasksByCritic keeps the candidates without asking a critic.

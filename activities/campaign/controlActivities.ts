@@ -14,6 +14,7 @@ import type { PhaseSummary } from '../../workflows/campaignTypes';
 import type { ControlActivities } from './contract';
 import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
+import type { RewardRow } from './trainActivities';
 import { servedRecordKey } from './deployActivities';
 import type { RolesFor, ServedModelRecord } from './roles';
 import { miniwobSuiteScore, type SuiteScore } from '../../env/backends/miniwob/suiteScore';
@@ -32,6 +33,17 @@ export interface EvaluationResult {
 
 export function createControlActivities(deps: { ctx: CampaignContext; roles: RolesFor }): ControlActivities {
   const { ctx, roles } = deps;
+
+  /**
+   * The tasks the actor solved in the rollouts the failed tasks come from (the phase before's, read from
+   * its manifest: its tasks and their rewards), for an evolution that weighs what the actor half-knows.
+   */
+  async function solvedBefore(campaignId: string, phase: number): Promise<EnvironmentTask[] | undefined> {
+    const published = await ctx.store.readManifest<PhaseManifestData>(phaseManifestKey(campaignId, phase - 1));
+    if (!published) return undefined;
+    const solved = new Set((await ctx.readDataset<RewardRow>(published.data.artifacts.rewards)).filter((r) => r.reward === 1).map((r) => r.taskId));
+    return (await ctx.readDataset<EnvironmentTask>(published.data.artifacts.tasks)).filter((task) => solved.has(String(task.task_id)));
+  }
 
   return {
     async generateTasks(input) {
@@ -62,6 +74,7 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
             }
           }
           const failed = await ctx.readDataset<EnvironmentTask>(input.failedTasks);
+          const solved = await solvedBefore(input.campaignId, input.phase);
           const firstTaskId = GENERATED_ID_BASE + input.phase * GENERATED_IDS_PER_PHASE;
           const generator = roles(config).taskGenerator;
           if (generator) {
@@ -79,6 +92,7 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
               for (const task of tasks) known.add(task.intent);
               const more = evolve({
                 failed,
+                ...(solved ? { solved } : {}),
                 knownIntents: known,
                 count: input.count - tasks.length,
                 seed: input.seed + input.phase,
@@ -104,6 +118,7 @@ export function createControlActivities(deps: { ctx: CampaignContext; roles: Rol
             }
             tasks = evolve({
               failed,
+              ...(solved ? { solved } : {}),
               knownIntents: known,
               count: input.count,
               seed: input.seed + input.phase,

@@ -20,16 +20,14 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../../config/schema';
 import type { ModelSecrets } from '../../config/secrets';
 import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
-import { downloadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
+import { syncCheckpoint } from '../../storage/checkpoints';
 import type { TrainActivities } from './contract';
 import type { CampaignContext } from './context';
 import { heartbeat, withHeartbeats } from '../heartbeats';
@@ -73,23 +71,6 @@ type VllmServing = Extract<Serving, { backend: 'vllm-lora' }>;
 
 function refuse(message: string): never {
   throw ApplicationFailure.nonRetryable(message, 'DeploymentFailed');
-}
-
-/**
- * Stages a checkpoint at `dir` through a temporary name of its own, so a half-synced copy is never used
- * and two attempts syncing at once (a retry racing its first attempt) both end with the one copy.
- */
-async function syncCheckpoint(store: CheckpointStore, key: string, dir: string): Promise<void> {
-  if (existsSync(dir)) return;
-  const partial = `${dir}.partial-${randomUUID()}`;
-  try {
-    await downloadCheckpoint(store, key, partial);
-    await rename(partial, dir).catch((error: NodeJS.ErrnoException) => {
-      if (!existsSync(dir)) throw error; // else another attempt finished first: its copy is the same checkpoint
-    });
-  } finally {
-    await rm(partial, { recursive: true, force: true });
-  }
 }
 
 async function waitUntilListed(server: ModelServerOptions, name: string, timeoutMs: number, pollMs: number): Promise<void> {

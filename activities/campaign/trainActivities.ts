@@ -164,11 +164,13 @@ export function createTrainActivities(deps: { ctx: CampaignContext; roles: Roles
           orm = await trainModel({ scope: input, name: 'orm', file: 'orm-probe-fit', objective: 'orm', data, epochs: training.ormEpochs });
         }
         if (fitCritic) {
-          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), [
-            ...(await ctx.readDataset(input.criticExamples)),
-            ...criticExamplesOf(graded),
-          ]);
+          const examples = [...(await ctx.readDataset<ReturnType<typeof criticExamplesOf>[number]>(input.criticExamples)), ...criticExamplesOf(graded)];
+          const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), examples);
           datasets.push(data);
+          // A critic an external trainer fits for an actor served as text reads the states as that actor's
+          // prompts, as phase 0's critic did (trainSft) and as the served critic is asked.
+          const { prompts } = roles(config).actor;
+          if (prompts) datasets.push(await ctx.writeDataset(trainingRecordsKey(data.key), await criticSftRecords(input.campaignId, prompts, examples)));
           critic = await trainModel({ scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
         }
         const objects = [...(await ctx.datasetObjects(...datasets)), ...orm.objects, ...critic.objects];

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Config } from '../../config/schema';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
+import { timeLeftEstimator } from '../../models/remote/trainerProgress';
 import { runTrainingInWorker } from '../../models/train/runTraining';
 import type { TrainingJob, TrainingResult } from '../../models/train/trainer';
 import { parseTrainerMetrics, TRAINER_METRICS_FILE, type TrainerMetrics } from '../../models/train/trainerMetrics';
@@ -135,7 +136,9 @@ export function externalTrainer(
       if (spec.init) inputs.init = spec.init;
       if (spec.reference) inputs.reference = spec.reference;
       if (spec.critic) inputs.critic = spec.critic;
+      // Steps done of the job's total and the time left, for the main job's live line.
       let latest: object = { model: spec.name, phase: 'external', fraction: 0 };
+      const timeLeft = timeLeftEstimator();
       const result = await withHeartbeats(
         () => latest,
         runExternalTrainer({
@@ -167,8 +170,9 @@ export function externalTrainer(
           ...(trainer.cwd ? { cwd: trainer.cwd } : {}),
           ...(trainer.timeoutSeconds ? { timeoutMs: trainer.timeoutSeconds * 1000 } : {}),
           signal: Context.current().cancellationSignal,
-          onProgress: (fraction) => {
-            latest = { model: spec.name, phase: 'external', fraction };
+          onProgress: (progress) => {
+            const secondsLeft = timeLeft(progress.fraction);
+            latest = { model: spec.name, phase: 'external', ...progress, ...(secondsLeft !== undefined ? { secondsLeft } : {}) };
             beatNow();
           },
         }),

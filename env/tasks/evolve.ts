@@ -25,6 +25,11 @@ export const TURNS_PER_SITE = 2;
 
 export interface EvolveRequest {
   failed: readonly WebArenaTask[];
+  /**
+   * The tasks the actor solved in the rollouts `failed` comes from (the phase before), when known: an
+   * evolution may weigh what the actor half-knows (MiniWoB++'s does; this one evolves failures only).
+   */
+  solved?: readonly WebArenaTask[];
   /** Intents that must not be generated again (train, test, earlier generated tasks). */
   knownIntents: ReadonlySet<string>;
   count: number;

@@ -12,8 +12,8 @@
  *              argument is the placeholder alone (`--init {init}`), so one template serves every job
  *   outputs    {name: storage key}: `{name}` becomes a path in the temporary directory's out/; after a
  *              zero exit each is stored as a checkpoint (a file, or a directory with its listing)
- *   progress   a stdout or stderr line `PROGRESS <fraction>` calls onProgress(fraction in [0, 1]); every
- *              line goes to onLog
+ *   progress   a stdout or stderr line `PROGRESS <fraction> [<step>/<total>]` calls onProgress (the
+ *              fraction in [0, 1], and the steps when the trainer counts them); every line goes to onLog
  *   failure    what no retry can fix rejects with an ExternalTrainerError (a permanent error type:
  *              the phase waits for an operator at once): exit code 2 (bad input, nothing written) or 3
  *              (the run went wrong: NaN loss, diverging KL), a program that cannot be started, a zero
@@ -32,6 +32,7 @@ import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import { downloadCheckpoint, uploadCheckpoint, type CheckpointStore } from '../../storage/checkpoints';
+import { parseProgressLine, type TrainerProgress } from './trainerProgress';
 
 /** The part of ArtifactStore the runner needs. */
 export type FileStore = CheckpointStore;
@@ -53,7 +54,7 @@ export interface ExternalTrainerOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onLog?(line: string, stream: 'stdout' | 'stderr'): void;
-  onProgress?(fraction: number): void;
+  onProgress?(progress: TrainerProgress): void;
 }
 
 export interface ExternalTrainerResult {
@@ -170,8 +171,8 @@ export async function runExternalTrainer(options: ExternalTrainerOptions): Promi
           logTail.push(line);
           if (logTail.length > LOG_TAIL_LINES) logTail.shift();
           options.onLog?.(line, name);
-          const progress = /^\s*PROGRESS\s+([0-9]*\.?[0-9]+(?:e-?\d+)?)\s*$/i.exec(line);
-          if (progress) options.onProgress?.(Math.max(0, Math.min(1, Number(progress[1]))));
+          const progress = parseProgressLine(line);
+          if (progress) options.onProgress?.(progress);
         });
       };
       read(child.stdout, 'stdout');

@@ -1,12 +1,13 @@
 /**
  * The curriculum over MiniWoB++ (env/backends/miniwob/evolve.ts) on a train split loaded from the real
- * pages: new tasks draw task types in proportion to the failed tasks of each type, seeds from the train
- * range only, the intents the task source read from the seeded pages, and the same tasks for the same seed.
+ * pages: new tasks draw task types in proportion to the failed tasks of each type, at most a quarter of
+ * them of types the actor never solved while it half-knows others, seeds from the train range only, the
+ * intents the task source read from the seeded pages, and the same tasks for the same seed.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { backend, miniwobSplit } from '../../env/backends/miniwob';
-import { evolveMiniwobTasks, failuresByType, miniwobRefOf } from '../../env/backends/miniwob/evolve';
+import { evolveMiniwobTasks, miniwobRefOf, tasksByType, UNSOLVED_SHARE } from '../../env/backends/miniwob/evolve';
 import { miniwobSettings, type MiniwobSettings } from '../../env/backends/miniwob/settings';
 import type { EnvironmentTask } from '../../env/backends/contract';
 
@@ -19,8 +20,9 @@ describe('miniwob curriculum', () => {
   let failed: EnvironmentTask[];
 
   const ofType = (type: string) => train.filter((t) => miniwobRefOf(t)?.type === type);
-  const request = (seed: number, count: number, failures = failed) => ({
+  const request = (seed: number, count: number, failures = failed, solved?: EnvironmentTask[]) => ({
     failed: failures,
+    ...(solved ? { solved } : {}),
     knownIntents: new Set(train.map((t) => t.intent)),
     count,
     seed,
@@ -36,7 +38,7 @@ describe('miniwob curriculum', () => {
 
   test('task types are drawn in proportion to their failures; a type never failed is never drawn', () => {
     assert.deepEqual(
-      failuresByType(failed, TYPES),
+      tasksByType(failed, TYPES),
       new Map([
         ['click-button', 6],
         ['enter-text', 2],
@@ -54,6 +56,41 @@ describe('miniwob curriculum', () => {
     assert.equal(drawn.get('click-test'), undefined);
     const share = (drawn.get('click-button') ?? 0) / total;
     assert.ok(share > 0.65 && share < 0.85, `click-button drew ${share.toFixed(2)} of the new tasks, its failures are 0.75`);
+  });
+
+  test('types the actor half-knows take at least three quarters of every prefix; unsolved ones the rest, or all once none is left', () => {
+    // enter-text failed 10 times and was never solved; click-button failed twice and was solved twice.
+    const failures = [...ofType('enter-text').slice(0, 10), ...ofType('click-button').slice(0, 2)];
+    const solved = ofType('click-button').slice(2, 4);
+    const typeOf = (task: EnvironmentTask) => miniwobRefOf(task)!.type;
+    let unsolved = 0;
+    let drawn = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const created = evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(seed, 8, failures, solved) });
+      assert.equal(created.length, 8);
+      created.forEach((_, n) => {
+        const prefix = created.slice(0, n + 1).filter((t) => typeOf(t) === 'enter-text').length;
+        assert.ok(prefix <= Math.floor((n + 1) * UNSOLVED_SHARE), `seed ${seed}: ${prefix} unsolved in the first ${n + 1}`);
+      });
+      unsolved += created.filter((t) => typeOf(t) === 'enter-text').length;
+      drawn += created.length;
+      assert.ok(!created.some((t) => typeOf(t) === 'click-test'), 'a type never failed is never drawn');
+    }
+    // By failures alone enter-text would take 10/12 of the draws; the cap holds it near a quarter.
+    assert.ok(unsolved / drawn > 0.2 && unsolved / drawn <= UNSOLVED_SHARE, `enter-text drew ${unsolved} of ${drawn}`);
+    const byFailuresAlone = evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(5, 8, failures) });
+    assert.ok(byFailuresAlone.filter((t) => typeOf(t) === 'enter-text').length > 2, 'without the solved tasks, failures alone weigh the types');
+    // click-button has 16 train instances: once they are drawn, enter-text takes the rest rather than the phase stopping.
+    const long = evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(5, 24, failures, solved) });
+    assert.equal(long.length, 24);
+    assert.equal(long.filter((t) => typeOf(t) === 'click-button').length, 16);
+    // Nothing solved: every failed type is unsolved, and the draw is the failures' alone.
+    assert.deepEqual(evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(5, 8, failures, []) }), byFailuresAlone);
+    // Seeded: the same request gives the same tasks.
+    assert.deepEqual(
+      evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(9, 8, failures, solved) }),
+      evolveMiniwobTasks({ types: TYPES, seeds: TRAIN, train, request: request(9, 8, failures, solved) }),
+    );
   });
 
   test('new tasks are train instances with the intents read from their seeded pages, never a failed one while others are left', () => {

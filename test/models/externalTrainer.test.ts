@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExternalTrainerError, runExternalTrainer, splitCommand, TrainerInterruptedError, type FileStore } from '../../models/remote/externalTrainer';
+import { parseProgressLine, timeLeftEstimator, type TrainerProgress } from '../../models/remote/trainerProgress';
 import { PERMANENT_ERROR_TYPES } from '../../workflows/retryPolicies';
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fakeTrainer.mjs');
@@ -61,7 +62,7 @@ describe('external trainer', () => {
     const before = await trainerDirs();
     const files = store();
     const logs: [string, string][] = [];
-    const progress: number[] = [];
+    const progress: TrainerProgress[] = [];
     const result = await runExternalTrainer({
       command: command('ok'),
       inputs,
@@ -69,9 +70,9 @@ describe('external trainer', () => {
       store: files,
       env: { WEBRL_TRAINER_FLAG: 'on' },
       onLog: (line, stream) => logs.push([stream, line]),
-      onProgress: (fraction) => progress.push(fraction),
+      onProgress: (reported) => progress.push(reported),
     });
-    assert.deepEqual(progress, [0.25, 0.5, 1]);
+    assert.deepEqual(progress, [{ fraction: 0.25, step: 1, totalSteps: 4 }, { fraction: 0.5, step: 2, totalSteps: 4 }, { fraction: 1 }]);
     assert.ok(logs.some(([stream, line]) => stream === 'stdout' && line === 'loaded 3 examples'));
     assert.ok(logs.some(([stream, line]) => stream === 'stderr' && line === 'warming up (stderr)'));
     assert.ok(logs.some(([, line]) => line === 'seen env: on'));
@@ -196,5 +197,21 @@ describe('external trainer', () => {
     assert.deepEqual(splitCommand(`python  "my train.py" --lr '1e-6' --x={data}`), ['python', 'my train.py', '--lr', '1e-6', '--x={data}']);
     assert.deepEqual(splitCommand(`a '' b`), ['a', '', 'b']);
     assert.throws(() => splitCommand(`python 'open`), /unclosed '/);
+  });
+  test('progress lines: the fraction, the steps when counted; the time left from the pace since the first report', () => {
+    assert.deepEqual(parseProgressLine('PROGRESS 0.2500 3/12'), { fraction: 0.25, step: 3, totalSteps: 12 });
+    assert.deepEqual(parseProgressLine('  progress 1.5 '), { fraction: 1 });
+    assert.equal(parseProgressLine('PROGRESS soon'), undefined);
+    assert.equal(parseProgressLine('step 3/12 loss=0.5'), undefined);
+    let clock = 100_000;
+    const timeLeft = timeLeftEstimator(() => clock);
+    // Loading took 100 s before the first report (a resumed job at a quarter): that time is not counted.
+    assert.equal(timeLeft(0.25), undefined);
+    clock += 30_000;
+    assert.equal(timeLeft(0.25), undefined, 'no step since the first report: no pace yet');
+    clock += 30_000;
+    assert.equal(timeLeft(0.5), 120, 'a quarter in 60 s: the half left takes 120 s');
+    clock += 60_000;
+    assert.equal(timeLeft(1), 0);
   });
 });

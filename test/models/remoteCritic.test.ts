@@ -138,6 +138,26 @@ describe('HTTP critic (webrl.critic/1)', () => {
     await assert.rejects(createHttpCritic(endpoint()).values(states.slice(0, 1)), /0 values for 1 states/);
   });
 
+  test('a request names the checkpoint to value with; a reply from another critic breaks the protocol', async () => {
+    const checkpoint = 'campaigns/c/phase-1/checkpoints/critic';
+    let held = checkpoint;
+    behaviour = (request) => {
+      const body = request.body as { critic?: string; states: unknown[] };
+      return { json: { critic: held, values: body.states.map(() => [0.5, 0.5]) } };
+    };
+    const before = server.requests.length;
+    assert.equal((await createHttpCritic(endpoint({ critic: checkpoint })).values(states.slice(0, 1)))[0]!.value, 0.5);
+    assert.equal((server.requests[before]!.body as { critic?: string }).critic, checkpoint);
+    held = 'campaigns/c/phase-0/checkpoints/critic';
+    await assert.rejects(
+      createHttpCritic(endpoint({ critic: checkpoint })).values(states.slice(0, 1)),
+      /the reply is from the critic "campaigns\/c\/phase-0\/checkpoints\/critic", not "campaigns\/c\/phase-1\/checkpoints\/critic"/,
+    );
+    // A critic not named (a fixed one): the request carries none, and any reply's name is taken.
+    await createHttpCritic(endpoint()).values(states.slice(0, 1));
+    assert.equal('critic' in (server.requests.at(-1)!.body as object), false);
+  });
+
   test('a slow server times out after bounded retries; a 404 fails at once; the key is sent as a bearer token', async () => {
     process.env.WEBRL_TEST_CRITIC_KEY = 'critic-secret';
     try {

@@ -53,7 +53,7 @@ def test_accelerate_launch_with_two_cpu_processes_resumes_a_job_and_trains_the_w
     assert "data-parallel over 2 processes (MULTI_CPU, cpu)" in result.stderr
     assert "step-2.pt (step 2 of 4)" in result.stderr
     # Progress and the output come from the main process only.
-    assert [line for line in result.stdout.splitlines() if line.startswith("PROGRESS")] == ["PROGRESS 0.5000", "PROGRESS 0.7500", "PROGRESS 1.0000"]
+    assert [line for line in result.stdout.splitlines() if line.startswith("PROGRESS")] == ["PROGRESS 0.5000 2/4", "PROGRESS 0.7500 3/4", "PROGRESS 1.0000 4/4"]
     assert result.stderr.count("wrote orm to") == 1
     assert not (out / ".checkpoints").exists()
     launched = load_file(str(out / "adapter_model.safetensors"))

@@ -66,8 +66,13 @@ def test_a_job_reports_progress_and_exits_0_with_an_adapter_vllm_loads(tiny_mode
     out = tmp_path / "out"
     result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-lora-rank", "8", WEBRL_TRAIN_LEARNING_RATE="0.001")
     assert result.returncode == 0, result.stderr
-    progress = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("PROGRESS ")]
+    lines = [line.split() for line in result.stdout.splitlines() if line.startswith("PROGRESS ")]
+    progress = [float(fields[1]) for fields in lines]
     assert progress[0] == 0.0 and progress[-1] == 1.0 and progress == sorted(progress)
+    # Each line also counts the steps done of the job's total, from 0.
+    steps = [tuple(int(n) for n in fields[2].split("/")) for fields in lines]
+    total = steps[0][1]
+    assert steps == [(done, total) for done in range(total + 1)], steps
     config = json.loads((out / "adapter_config.json").read_text())
     # What vLLM's LoRA loading checks: rank within --max-lora-rank, no bias, no DoRA, no modules saved whole.
     assert config["r"] == 4 and config["bias"] == "none" and config["use_dora"] is False and config["modules_to_save"] is None

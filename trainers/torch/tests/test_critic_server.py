@@ -81,3 +81,54 @@ def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_requests_name_their_critic_under_checkpoints_and_the_server_swaps_to_it(tiny_model, critic_checkpoint, tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    # Two critics under the root: the trained one, and a copy whose heads are scaled (other values).
+    root = tmp_path / "critics"
+    shutil.copytree(critic_checkpoint, root / "phase-0" / "critic")
+    shutil.copytree(critic_checkpoint, root / "phase-1" / "critic")
+    heads = root / "phase-1" / "critic" / "heads.safetensors"
+    save_file({name: tensor * 3 for name, tensor in load_file(str(heads)).items()}, str(heads))
+    (tmp_path / "outside").mkdir()
+    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--checkpoints", str(root), "--port", "0", "--dtype", "float32"]
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in server.stderr:
+            if line.startswith("serving the critic"):
+                url = line.rsplit(" on ", 1)[1].split()[0]
+                break
+        assert url, "the server never said where it listens"
+        with urllib.request.urlopen(f"{url}/health", timeout=60) as response:
+            assert json.loads(response.read()) == {"status": "ok", "critic": None}
+
+        def values(name):
+            return post(f"{url}/values", {"protocol": "webrl.critic/1", "critic": name, "states": STATES})
+
+        options = ModelOptions(base_model=str(tiny_model), gradient_checkpointing=False)
+        prompts = [build_prompt(s["intent"], s["history"], s["observation"]["html"]) for s in STATES]
+        for name in ["phase-0/critic", "phase-1/critic", "phase-0/critic"]:
+            status, reply = values(name)
+            assert status == 200 and reply["critic"] == name, reply
+            direct = CriticService(options, str(root / name), None, 8).values(prompts)
+            assert sum(reply["values"], []) == pytest.approx(sum(direct, []), abs=1e-5)
+        assert values("phase-0/critic")[1]["values"] != values("phase-1/critic")[1]["values"]
+        with urllib.request.urlopen(f"{url}/health", timeout=60) as response:
+            assert json.loads(response.read())["critic"] == "phase-1/critic"
+
+        # A request naming no critic, one outside the root, a missing one, a directory that is no critic: 400, naming the field.
+        status, reply = post(f"{url}/values", {"protocol": "webrl.critic/1", "states": STATES})
+        assert status == 400 and reply["error"].startswith("critic: this server holds no default critic")
+        for name, message in [("../outside", "is outside"), ("phase-9/critic", "no checkpoint directory"), ("phase-0", "heads.safetensors is missing")]:
+            status, reply = values(name)
+            assert status == 400 and reply["error"].startswith("critic: ") and message in reply["error"], reply
+        # The critic held is still the last one loaded.
+        assert values("phase-1/critic")[0] == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,7 +1,7 @@
 """`webrl-torch`: the external-trainer contract of webrl-temporal (models/remote/externalTrainer.ts).
 
     webrl-torch train --base-model PATH --data {data} --out {out} [--init {init}] [--reference {reference}] [--critic {critic}]
-    webrl-torch serve-critic --base-model PATH --critic DIR [--port 8100]
+    webrl-torch serve-critic --base-model PATH [--critic DIR] [--checkpoints ROOT] [--port 8100]
     webrl-torch materialize --gguf FILE --out DIR [--dtype bfloat16|float32]   (GGUF -> HF checkpoint, cached)
     webrl-torch export-webrl --items FILE.json --out FILE.pt --seed N   (the file WebRL's trainer torch.loads)
     accelerate launch --multi_gpu --num_processes N -m webrl_torch.cli train ...   (data-parallel)
@@ -175,7 +175,11 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--dtype", choices=WEIGHT_DTYPES, default="auto", help="the base weights' dtype; auto: bf16 where the GPU or CPU computes it natively")
     critic = commands.add_parser("serve-critic", help="serve a critic checkpoint over the project's http critic protocol")
     critic.add_argument("--base-model", required=True)
-    critic.add_argument("--critic", required=True, help="critic checkpoint directory (the critic objective's {out})")
+    critic.add_argument("--critic", help="the critic checkpoint directory (the critic objective's {out}) of requests that name none")
+    critic.add_argument(
+        "--checkpoints",
+        help="a directory whose critic checkpoints requests may name (their path under it): each is loaded in place of the one held",
+    )
     critic.add_argument("--host", default="127.0.0.1")
     critic.add_argument("--port", type=int, default=8100, help="0 picks a free port (printed on stderr)")
     critic.add_argument("--max-length", type=int, help="tokens per state (default: the model's context); a longer prompt loses its middle")
@@ -207,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
             device, dtype = pick_device(args.device, args.dtype)
             model = ModelOptions(base_model=args.base_model, gradient_checkpointing=False, device=device, dtype=dtype)
-            serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env)
+            serve(model, args.critic, args.host, args.port, args.max_length, args.batch_size, args.api_key_env, args.checkpoints)
         elif args.command == "materialize":
             materialize(args.gguf, args.out, args.dtype, log=lambda line: print(line, flush=True))
         elif args.command == "export-webrl":

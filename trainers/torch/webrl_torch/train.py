@@ -329,7 +329,7 @@ def run(spec: JobSpec) -> list[float]:
     metrics: dict[str, float] = {}
     objective.module.train()
     if main:
-        print(f"PROGRESS {step / total:.4f}", flush=True)
+        print(f"PROGRESS {step / total:.4f} {step}/{total}", flush=True)
     while step < total:
         epoch, position = divmod(step, per_epoch)
         indices = _order(len(objective.records), spec.batch_size, spec.seed, epoch)[position]
@@ -338,7 +338,7 @@ def run(spec: JobSpec) -> list[float]:
             step += 1
             tally.skipped += 1
             if main:
-                print(f"PROGRESS {step / total:.4f}", flush=True)
+                print(f"PROGRESS {step / total:.4f} {step}/{total}", flush=True)
             continue
         loss, metrics = objective.loss(_shard(indices, accelerator.process_index, accelerator.num_processes))
         if accelerator.num_processes > 1:
@@ -368,7 +368,7 @@ def run(spec: JobSpec) -> list[float]:
         if main and (step % spec.log_every == 0 or step == total):
             _log(f"step {step}/{total} " + " ".join(f"{k}={v:.6g}" for k, v in metrics.items()))
         if main:
-            print(f"PROGRESS {step / total:.4f}", flush=True)
+            print(f"PROGRESS {step / total:.4f} {step}/{total}", flush=True)
         if main and step % spec.checkpoint_every == 0 and step < total:
             checkpoints.mkdir(parents=True, exist_ok=True)
             partial = checkpoints / f"step-{step}.pt.partial"
