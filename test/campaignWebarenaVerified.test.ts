@@ -142,8 +142,9 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       }
       const verifiedTasks = new Map<string, Record<string, unknown>>();
       for (const split of ['train', 'test']) {
+        // The task as the harness hands it to the package: the file's own oracle plan is this project's field.
         for (const task of JSON.parse(await readFile(join(dir, `${split}.json`), 'utf8')) as { task_id: number }[])
-          verifiedTasks.set(String(task.task_id), task);
+          verifiedTasks.set(String(task.task_id), Object.fromEntries(Object.entries(task).filter(([field]) => field !== 'oracle')));
       }
       const evaluator = await sharedVerifiedEvaluator();
       const siteUrls = siteUrlsOf(webArenaSites((config.campaign.environment as { webarena: WebArenaConfig }).webarena));
