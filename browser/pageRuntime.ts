@@ -70,6 +70,8 @@ export interface FieldState {
   kind: 'keys' | 'picker';
   type: string;
   value: string;
+  /** Drawn where a person sees it; a field that is not only forwards keys to the page's script. */
+  shown: boolean;
 }
 
 export function createPageRuntime() {
@@ -970,9 +972,13 @@ export function createPageRuntime() {
 
   function fieldStateOf(el: Element): FieldState {
     const kind = fieldKind(el) ?? 'keys';
-    if (el.localName === 'input') return { kind, type: (el as HTMLInputElement).type, value: (el as HTMLInputElement).value };
-    if (el.localName === 'textarea') return { kind, type: 'textarea', value: (el as HTMLTextAreaElement).value };
-    return { kind, type: 'contenteditable', value: (el as HTMLElement).innerText };
+    const style = getComputedStyle(el);
+    const box = el.getBoundingClientRect();
+    // A field drawn invisible (MiniWoB++'s terminal: opacity 0, 1 px) only carries keys to a script that shows them elsewhere.
+    const shown = style.visibility !== 'hidden' && Number(style.opacity) > 0 && box.width > 2 && box.height > 2;
+    if (el.localName === 'input') return { kind, type: (el as HTMLInputElement).type, value: (el as HTMLInputElement).value, shown };
+    if (el.localName === 'textarea') return { kind, type: 'textarea', value: (el as HTMLTextAreaElement).value, shown };
+    return { kind, type: 'contenteditable', value: (el as HTMLElement).innerText, shown };
   }
 
   /** The focused element, looking into same-origin iframes. */

@@ -92,6 +92,28 @@ function actionFor(step: OracleStep, observation: Observation): { action: Action
   return { action: { kind: step.action, element: id, argument }, comment };
 }
 
+/** The episode loop ends an episode at its fifth identical action in a row (EpisodeOptions.maxRepeatedActions). */
+const MOST_REPEATS = 4;
+
+/**
+ * A step that repeats `until` an element shows may need more rounds than the loop allows one action in a
+ * row (a long box scrolled a share of its height at a time): at the limit it hovers the page's first
+ * element once instead, and takes the step again the round after.
+ */
+function paceRepeats(
+  step: OracleStep,
+  chosen: { action: Action; comment?: string },
+  observation: Observation,
+  history: readonly HistoryRound[],
+): { action: Action; comment?: string } {
+  const first = observation.elements[0];
+  if (!('until' in step) || !step.until || !first) return chosen;
+  const same = formatAction(chosen.action);
+  const last = history.slice(-MOST_REPEATS);
+  const atLimit = last.length === MOST_REPEATS && last.every((round) => round.action !== null && formatAction(round.action) === same);
+  return atLimit ? { action: { kind: 'Hover', element: first.id }, comment: `# Element: ${describe(first)}` } : chosen;
+}
+
 /** Where an episode's solver stands; keyed by the episode's history array, which the episode loop keeps for the whole episode. */
 interface SolverState {
   answeredAt: number;
@@ -131,7 +153,7 @@ export function createOraclePolicy(): Policy {
       const state = states.get(history) ?? { answeredAt: Number.NaN, finished: false, memory: {} };
       states.set(history, state);
       const step = await nextStep(task.oracle, input, state, resolves);
-      const { action, comment } = actionFor(step, observation);
+      const { action, comment } = paceRepeats(step, actionFor(step, observation), observation, history);
       const response = comment ? `${comment}\n${formatAction(action)}` : formatAction(action);
       const prompt = buildPrompt(
         task.intent,

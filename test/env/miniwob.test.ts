@@ -43,9 +43,6 @@ import { launchChromium } from '../browser/helpers';
 
 // One seed per type keeps the suite short; bench:env runs every plan on five (env.miniwob.oracle_success).
 const SEED = 2;
-// Plans whose controls have script click handlers only (order-food's "+", the terminal): no agent can act
-// on them until the observation gives such controls ids (issue 56, part 4).
-const AWAITING_OBSERVATION = ['order-food', 'terminal'];
 const configInput = { campaign: { phase: { curriculum: true } }, models: { taskGenerator: { backend: 'embedded' }, judge: undefined } } as never;
 
 describe('miniwob backend', () => {
@@ -153,12 +150,10 @@ describe('miniwob backend', () => {
           [...TEXT_TASK_TYPES].sort(),
         );
         assert.ok(suite.types.every((t) => t.episodes === 1));
-        const unsolved = suite.types
-          .filter((t) => ORACLE_TASK_TYPES.includes(t.type) && !AWAITING_OBSERVATION.includes(t.type) && t.rate !== 1)
-          .map((t) => t.type);
+        const unsolved = suite.types.filter((t) => ORACLE_TASK_TYPES.includes(t.type) && t.rate !== 1).map((t) => t.type);
         assert.deepEqual(unsolved, [], `oracle types not solved on seed ${SEED}`);
         for (const t of suite.types.filter((t) => !ORACLE_TASK_TYPES.includes(t.type))) assert.equal(t.rate, 0, `${t.type} has no plan`);
-        assert.ok(suite.meanOverTypes >= (ORACLE_TASK_TYPES.length - AWAITING_OBSERVATION.length) / TEXT_TASK_TYPES.length);
+        assert.ok(suite.meanOverTypes >= ORACLE_TASK_TYPES.length / TEXT_TASK_TYPES.length);
         assert.ok(Math.abs(suite.meanOverTypes - suite.types.reduce((sum, t) => sum + t.rate, 0) / suite.types.length) < 1e-12);
         assert.ok(printed.includes(`BENCH miniwob.mean_over_types ${suite.meanOverTypes.toFixed(3)} fraction`));
         assert.ok(printed.includes('BENCH miniwob.success.click-button 1.000 fraction'));
