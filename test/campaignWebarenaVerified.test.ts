@@ -208,11 +208,12 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
       assert.ok(linked.every(Boolean), 'every trajectory page links its network trace');
       for (const file of linked) assert.ok(JSON.parse(await readFile(join(dir, 'report', file!), 'utf8')).log.entries.length > 0);
 
-      // Each site was restarted before each evaluation (phases 0 and 1), each restart followed by its status.
+      // Each site's env-ctrl was probed once before the start (GET /status, nothing reset), then restarted
+      // before each evaluation (phases 0 and 1), each restart followed by its status.
       for (const site of EMBEDDED_SITE_NAMES) {
         assert.deepEqual(
           calls.filter((call) => call.startsWith(`${site} `)),
-          Array.from({ length: 2 }, () => [`${site} POST /restart?wait=1`, `${site} GET /status`]).flat(),
+          [`${site} GET /status`, ...Array.from({ length: 2 }, () => [`${site} POST /restart?wait=1`, `${site} GET /status`]).flat()],
         );
       }
     } finally {
