@@ -95,6 +95,12 @@ function actionFor(step: OracleStep, observation: Observation): { action: Action
 /** The episode loop ends an episode at its fifth identical action in a row (EpisodeOptions.maxRepeatedActions). */
 const MOST_REPEATS = 4;
 
+/** Whether the last rounds all did `same` as many times in a row as the episode loop allows. */
+export function atRepeatLimit(history: readonly HistoryRound[], same: (action: Action) => boolean): boolean {
+  const last = history.slice(-MOST_REPEATS);
+  return last.length === MOST_REPEATS && last.every((round) => round.action !== null && same(round.action));
+}
+
 /**
  * A step that repeats `until` an element shows may need more rounds than the loop allows one action in a
  * row (a long box scrolled a share of its height at a time): at the limit it hovers the page's first
@@ -109,9 +115,9 @@ function paceRepeats(
   const first = observation.elements[0];
   if (!('until' in step) || !step.until || !first) return chosen;
   const same = formatAction(chosen.action);
-  const last = history.slice(-MOST_REPEATS);
-  const atLimit = last.length === MOST_REPEATS && last.every((round) => round.action !== null && formatAction(round.action) === same);
-  return atLimit ? { action: { kind: 'Hover', element: first.id }, comment: `# Element: ${describe(first)}` } : chosen;
+  return atRepeatLimit(history, (action) => formatAction(action) === same)
+    ? { action: { kind: 'Hover', element: first.id }, comment: `# Element: ${describe(first)}` }
+    : chosen;
 }
 
 /** Where an episode's solver stands; keyed by the episode's history array, which the episode loop keeps for the whole episode. */

@@ -3,7 +3,8 @@
  * what they show) and writing the step that acts on one of its elements, for the solvers in this folder.
  */
 import type { ElementMatcher, Observation, ObservedElement, OracleStep } from '../../../../browser/contract';
-import { registerStepSolver, type SolvedStep, type StepSolver } from '../../../../browser/policies/oracle';
+import type { HistoryRound } from '../../../../browser/policies/policy';
+import { atRepeatLimit, registerStepSolver, type SolvedStep, type StepSolver } from '../../../../browser/policies/oracle';
 
 /** The observation's text as printed: tags dropped, entities decoded, whitespace collapsed. */
 export function pageText(observation: Observation): string {
@@ -38,28 +39,17 @@ export const typeInto = (observation: Observation, element: ObservedElement, tex
   argument: text,
 });
 
-/** The episode loop ends an episode at its fifth identical action in a row. */
-const MOST_REPEATS = 4;
-
-type Round = { action: unknown };
-
-/** Whether the last rounds all did `same` as many times in a row as the episode loop allows. */
-function atRepeatLimit(history: readonly Round[], same: (action: { kind?: string; element?: number }) => boolean): boolean {
-  const last = history.slice(-MOST_REPEATS);
-  return last.length === MOST_REPEATS && last.every((round) => round.action !== null && same(round.action as { kind?: string; element?: number }));
-}
-
 /**
  * Clicks `element`, or hovers it when the last rounds clicked it as many times in a row as the episode loop
  * allows (paging a calendar month by month, generating numbers until one fits).
  */
-export function clickAgain(observation: Observation, element: ObservedElement, history: readonly Round[]): OracleStep {
+export function clickAgain(observation: Observation, element: ObservedElement, history: readonly HistoryRound[]): OracleStep {
   const repeated = atRepeatLimit(history, (action) => action.kind === 'Click' && action.element === element.id);
   return repeated ? hoverOn(observation, element) : clickOn(observation, element);
 }
 
 /** Scrolls, or hovers the page's first element when the last rounds scrolled the same way as many times in a row as allowed. */
-export function scrollAgain(observation: Observation, direction: 'Scroll Down' | 'Scroll Up', history: readonly Round[]): OracleStep {
+export function scrollAgain(observation: Observation, direction: 'Scroll Down' | 'Scroll Up', history: readonly HistoryRound[]): OracleStep {
   const first = observation.elements[0];
   return first && atRepeatLimit(history, (action) => action.kind === direction) ? hoverOn(observation, first) : { action: direction };
 }
