@@ -29,7 +29,7 @@ import { Rng } from '../env/random';
 import { generateTasks } from '../env/tasks/generate';
 import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment';
 import { asWebArenaTask } from '../cli/env';
-import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
+import { sharedVerifiedEvaluator } from '../env/evaluators/harnesses/verified/client';
 import { parseTasks } from '../env/tasks/loader';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { toVerifiedTask } from '../env/tasks/verified';

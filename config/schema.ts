@@ -10,6 +10,7 @@ import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
 import { SFT_DATA_FORMATS } from '../models/train/sftData';
 import { PROMPT_FORMATS } from '../models/train/trainerContract';
 import { SITE_NAMES, WEBARENA_PORTS, type SiteName } from '../env/siteUrls';
+import { DEFAULT_HARNESS, HARNESS_NAMES } from '../env/evaluators/harnesses/names';
 
 const hostPort = z.string().regex(/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/, 'expected host:port, e.g. 127.0.0.1:7233');
 
@@ -175,7 +176,7 @@ export const WebArenaSchema = z.strictObject({
    * ask `models.judge`, which must then be a chat endpoint), or `webarena-verified` (WebArena-Verified's
    * task files, scored by its official evaluator from the agent's JSON response and the network trace).
    */
-  harness: z.enum(['webarena-lite', 'webarena', 'webarena-verified']).default('webarena-lite'),
+  harness: z.enum(HARNESS_NAMES).default(DEFAULT_HARNESS),
   maxConcurrentEpisodesPerSite: z.number().int().min(1).max(256).default(4),
   /** A signed-in state is checked again (one HTTP request) by the first episode after this many seconds; 0 = every episode. */
   sessionCheckSeconds: z.number().min(0).max(86_400).default(60),

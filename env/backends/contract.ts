@@ -12,7 +12,7 @@ import type { EpisodeEnvironment } from '../../browser/contract';
 import type { Config } from '../../config/schema';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import type { EmbeddedSites } from '../embeddedSites';
-import type { EvaluatorOptions } from '../evaluators/evaluator';
+import type { EvaluatorOptions } from '../evaluators/harnesses/registry';
 import type { SiteUrls } from '../siteUrls';
 import type { EvolveRequest } from '../tasks/evolve';
 import type { WebArenaTask } from '../tasks/schema';

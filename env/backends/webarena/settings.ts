@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { environmentFields, WebArenaSchema } from '../../../config/schema';
-import { HARNESS_RULES } from '../../evaluators/evaluator';
+import { evaluationHarness } from '../../evaluators/harnesses/registry';
 import { SITE_NAMES } from '../../siteUrls';
 import type { ConfigIssue, ConfigIssueInput } from '../contract';
 
@@ -30,12 +30,8 @@ export function webarenaConfigIssues(config: ConfigIssueInput, settings: WebAren
   const issues: ConfigIssue[] = [];
   // The section is absent when it was left out (that is reported on its own); the other rules still apply.
   const section = settings.webarena as WebArenaSettings['webarena'] | undefined;
-  if (section && section.harness !== 'webarena-verified' && HARNESS_RULES[section.harness].alwaysNeedsLlmJudge && config.models.judge?.backend !== 'chat') {
-    issues.push({
-      path: ['models', 'judge'],
-      message: 'the original WebArena harness grades fuzzy_match and ua_match with an LLM: set models.judge.backend: chat (or harness: webarena-lite)',
-    });
-  }
+  const needsChatJudge = section && evaluationHarness(section.harness).needsChatJudge;
+  if (needsChatJudge && config.models.judge?.backend !== 'chat') issues.push({ path: ['models', 'judge'], message: needsChatJudge });
   // The curriculum's new tasks come from the chat generator: embedded evolution writes tasks for the embedded world only.
   if (config.campaign.phase.curriculum && config.models.taskGenerator.backend !== 'chat') {
     issues.push({
