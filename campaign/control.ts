@@ -6,7 +6,7 @@
 import { WorkflowIdReusePolicy, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
 import { assertActorReady } from '../activities/campaign/phaseZeroData';
 import type { ArtifactStore } from '../storage/artifactStore';

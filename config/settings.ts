@@ -4,7 +4,7 @@
  */
 import { localStackCredentials, targetsLocalStack } from '../infra/stack';
 import { loadConfig } from './load';
-import type { Config } from './schema';
+import type { Config } from './campaignConfig';
 import { SECRET_ENV, loadSecrets, type S3Credentials, type Secrets } from './secrets';
 
 export interface Settings {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { ExperienceRow } from '../activities/campaign/trainActivities';
+import type { ExperienceRow } from '../activities/campaign/experience';
 import { phaseManifestKey } from '../campaign/manifest';
 import { buildPrompt } from '../browser/policies/prompt';
 import type { ModelState } from '../models/state';

@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
 import { timeLeftEstimator } from '../../models/remote/trainerProgress';

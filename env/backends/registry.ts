@@ -5,7 +5,6 @@
  * under env/backends/, its import here and its entries in `environmentSettings` and `BACKENDS`.
  */
 import { z } from 'zod';
-import type { Config } from '../../config/schema';
 import { ConfigError } from '../../config/errors';
 import type { BackendSettingsSchema, EnvironmentBackend, PreflightOptions } from './contract';
 import * as embedded from './embedded';
@@ -54,15 +53,23 @@ export function backendWithField(field: string): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => field in backend.settings.shape);
 }
 
+/** What the registry reads of a config: the campaign's environment (and, for the pre-start check, the actor's backend). */
+export interface EnvironmentChoice {
+  campaign: { environment: EnvironmentSettings };
+}
+
 /** The campaign's backend with its settings. */
-export function backendOf(config: Config): { backend: RegisteredBackend; settings: EnvironmentSettings } {
+export function backendOf(config: EnvironmentChoice): { backend: RegisteredBackend; settings: EnvironmentSettings } {
   const settings = config.campaign.environment;
   return { backend: backendNamed(settings.backend), settings };
 }
 
 /** The pre-start check of the campaign's backend: one `ConfigError` listing every problem. */
-export async function assertEnvironmentReady(config: Config, options: PreflightOptions = {}): Promise<void> {
+export async function assertEnvironmentReady(
+  config: EnvironmentChoice & { models: { actor: { backend: string } } },
+  options: PreflightOptions = {},
+): Promise<void> {
   const { backend, settings } = backendOf(config);
-  const problems = await backend.check(config, settings, options);
+  const problems = await backend.check(settings, { ...options, demonstrationsNeedOraclePlans: config.models.actor.backend === 'embedded' });
   if (problems.length) throw new ConfigError(`campaign.environment (${backend.checkSubject})`, problems);
 }

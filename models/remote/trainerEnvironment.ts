@@ -4,7 +4,7 @@
  * webrl-torch's depend on LoRA or full fine-tuning, docs/torch-trainer.md), the discount and the WebRL
  * objective's constants, the same numbers the embedded trainer uses.
  */
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { NEGATIVE_ADVANTAGE, POSITIVE_ADVANTAGE, WEBRL_BETA } from '../train/objectives';
 import { trainerVariables, type Objective } from '../train/trainerContract';
 

@@ -50,7 +50,7 @@ export const backend: EnvironmentBackend<typeof miniwobSettings> = {
   },
   // The page scores the episode; the judge is never asked (the ORM rewards rollouts as on any backend).
   scoring: () => ({ judge: new DeterministicJudge(), harness: 'webarena-lite' }),
-  async open(workers, _config, settings) {
+  async open(workers, _services, settings) {
     const pages = await ensureMiniwobPages();
     const server = await workers.shared<Promise<StaticServer>>(`miniwob:server:${pages.root}`, () => serveDirectory(pages.root));
     return { environment: new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs: timeLimitMsOf(settings) }), siteUrls: {} };
