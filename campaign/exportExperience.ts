@@ -18,7 +18,8 @@ import { createPromptBuilder } from '../browser/policies/promptBudget';
 import { webrlLlama3Format } from '../browser/policies/promptFormat';
 import type { ExperienceRow } from '../activities/campaign/experience';
 import { trainingRecordsKey, trainingStepRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
-import { phaseManifestKey, type PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
+import { phaseManifestKey } from '../storage/keys';
 
 export interface WebRLExperienceItem {
   observation: string;

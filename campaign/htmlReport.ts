@@ -20,7 +20,8 @@ import { phaseKey } from '../storage/keys';
 import { scrubText } from '../storage/scrub';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import { EVIDENCE_COLUMNS, evidenceCells, formatDifference, formatP, phaseEvidence, readEvaluations, changeVerdict, type PhaseEvidence } from './evidence';
-import { readPhaseManifests, type PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
+import { readPhaseManifests } from './manifest';
 import type { PairedDifference } from './statistics';
 import { escapeHtml, ormAgreement, renderSuccessChartSvg } from './report';
 

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS } from '../browser/policies/prompt';
 import { SFT_DATA_FORMATS } from '../models/train/sftData';
-import { PROMPT_FORMATS } from '../models/train/trainerContract';
+import { PROMPT_FORMATS } from '../browser/policies/promptFormatNames';
 import { WEBARENA_PORTS } from '../env/siteUrls';
 import { httpUrl, port } from './fields';
 

@@ -18,7 +18,7 @@ import type { ExperienceRow } from '../activities/campaign/experience';
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import type { ModelRoles, TrainingTarget, TrainSpec } from '../activities/campaign/roles';
-import type { PhaseManifestData } from '../campaign/manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
 import { renderActorTrainingText } from '../campaign/report';
 import type { TrainerMetrics } from '../models/train/trainerMetrics';
 import { trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';

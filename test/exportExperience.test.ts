@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ExperienceRow } from '../activities/campaign/experience';
-import { phaseManifestKey } from '../campaign/manifest';
+import { phaseManifestKey } from '../storage/keys';
 import { buildPrompt } from '../browser/policies/prompt';
 import type { ModelState } from '../models/state';
 import { monteCarloReturnWebRL, trainingRecordSchema, trainingRecordsKey, type TrainingStepRecord } from '../models/train/trainingRecord';

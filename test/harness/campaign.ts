@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { campaignConfigKey } from '../../campaign/control';
-import type { PhaseManifestData } from '../../campaign/manifest';
+import type { PhaseManifestData } from '../../activities/campaign/phaseManifest';
 import { configSha256 } from '../../config/frozen';
 import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/campaignConfig';
