@@ -13,7 +13,7 @@ import type { EvaluationResult } from '../activities/campaign/controlActivities'
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import type { TraceRow } from '../browser/traces';
-import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
+import { taskTypeOf } from '../env/backends/registry';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
@@ -282,7 +282,7 @@ export function taskTypeCurveHtml(
   const byPhase = evaluated.map((tasks) => {
     const scores = new Map<string, number[]>();
     for (const task of tasks) {
-      const type = parseMiniwobTaskId(task.taskId)?.type;
+      const type = taskTypeOf(task.taskId);
       if (type) scores.set(type, [...(scores.get(type) ?? []), task.score]);
     }
     return Object.fromEntries([...scores].map(([type, xs]) => [type, xs.reduce((a, b) => a + b, 0) / xs.length]));

@@ -142,6 +142,8 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
   ): Promise<Preparation>;
   /** Its oracle, if it has one: the tasks phase 0 can demonstrate (they carry oracle plans). */
   readonly oracle?: { demonstrable(tasks: readonly EnvironmentTask[]): EnvironmentTask[] };
+  /** The family a task id of its own belongs to (MiniWoB++'s task type), for the report's per-type curves; undefined for another's. */
+  taskType?(taskId: string): string | undefined;
   /** The curriculum's own task evolution over its world, if it has one (else new tasks come from a chat generator). */
   evolve?(settings: S, request: Omit<EvolveRequest, 'worldSeed'>): EnvironmentTask[];
   /** The pre-start check (`webrl config check`, `campaign start`, `campaign run`): every problem, one line each. */

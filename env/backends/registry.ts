@@ -48,6 +48,15 @@ export function findBackend(name: unknown): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => backend.name === name);
 }
 
+/** The task type a registered backend gives a task id (MiniWoB++'s `miniwob:<type>:<seed>`), if one does. */
+export function taskTypeOf(taskId: string): string | undefined {
+  for (const backend of BACKENDS) {
+    const type = backend.taskType?.(taskId);
+    if (type !== undefined) return type;
+  }
+  return undefined;
+}
+
 /** The registered backend whose settings have `field` (a section of its own, such as `webarena`), if any. */
 export function backendWithField(field: string): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => field in backend.settings.shape);
