@@ -15,8 +15,8 @@ import * as webarena from './webarena';
  * `campaign.environment`: one member per registered backend, told apart by `backend`; the first is the
  * default (a config that names none). Each backend's folder exports `settings` (this schema) and
  * `backend` (the rest of the contract); a backend is registered by its import above and its entry here
- * and in BACKENDS. (The schemas are listed apart from the backends because the config's type is built
- * from them, and the backends' types refer to the config's.)
+ * and in BACKENDS. (The schemas are listed apart from the backends so that the config's type keeps
+ * each member's own type; BACKENDS widens them to the union.)
  */
 export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings, miniwob.settings], {
   error: (issue: { code?: string }): string | undefined =>
