@@ -7,7 +7,7 @@ import { assertActorReady } from '../activities/campaign/phaseZeroData';
 import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { environmentS3Credentials, loadSettings, type Settings } from '../config/settings';
+import { environmentS3Credentials, loadSettings, type Settings } from '../infra/settings';
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { ensureVllm } from '../infra/vllm/environment';

@@ -13,7 +13,6 @@ import {
   campaignFields,
   ConcurrencySchema,
   ModelsSchema,
-  S3ConfigSchema,
   SitesSchema,
   StackConfigSchema,
   TemporalConfigSchema,
@@ -22,6 +21,7 @@ import {
   WEBRL_EPOCHS,
   EMBEDDED_EPOCHS,
 } from './schema';
+import { S3ConfigSchema } from '../storage/settings';
 
 /** The stack's own ports, which the model `stack.llm` serves must not take. */
 const STACK_PORTS = ['temporalPort', 'temporalUiPort', 'minioPort', 'minioConsolePort'] as const;

@@ -21,7 +21,7 @@ import type { Client } from '@temporalio/client';
 import { startCampaign } from '../campaign/control';
 import { writeHtmlReport } from '../campaign/htmlReport';
 import { parseConfig } from '../config/load';
-import type { WebArenaConfig } from '../config/schema';
+import type { WebArenaConfig } from '../env/backends/webarena/settings';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import { sharedVerifiedEvaluator } from '../env/evaluators/harnesses/verified/client';
 import { agentResponse } from '../env/evaluators/harnesses/verified/harness';

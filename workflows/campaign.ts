@@ -36,7 +36,7 @@ import type {
 } from './campaignTypes';
 import { checkSettingsUpdate, renderPhaseTable } from './campaignSettings';
 import { INFRASTRUCTURE_RETRY } from './retryPolicies';
-import { PHASE, STATUS, SUCCESS_RATE } from './searchAttributes';
+import { PHASE, STATUS, SUCCESS_RATE } from '../temporal/searchAttributes';
 
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');

@@ -23,7 +23,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import type { ModelSecrets } from '../../config/secrets';
 import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';

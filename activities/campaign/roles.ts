@@ -6,7 +6,8 @@
  */
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Policy } from '../../browser/policies/policy';
-import type { CompletionsActorConfig, Config } from '../../config/schema';
+import type { CompletionsActorConfig } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import type { ActionLogProb, ScoredAction } from '../../models/actor';
 import type { CriticValues } from '../../models/critic';

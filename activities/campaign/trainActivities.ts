@@ -5,7 +5,6 @@
  */
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
-import type { ModelState } from '../../models/state';
 import { outcomeState } from '../../models/orm';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
@@ -15,11 +14,12 @@ import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData
 import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
-import { criticExamplesOf, monteCarloReturn, ormExamplesOf } from './models';
+import { criticExamplesOf, ormExamplesOf } from './models';
 import type { RolesFor, TrainSpec } from './roles';
 import { trainingRecordsKey } from '../../models/train/trainingRecord';
 import { trainerMetricsKey } from '../../models/train/trainerMetrics';
 import { replayedSource, stepRecordOf } from './trainingRecords';
+import { experienceRowsOf, type ExperienceRow } from './experience';
 
 export interface RewardRow {
   taskId: string;
@@ -34,38 +34,6 @@ export interface RewardRow {
   score: number;
   /** Whether the task had an evaluator (else `score` means nothing). */
   graded: boolean;
-}
-
-export interface ExperienceRow {
-  taskId: string;
-  state: ModelState;
-  response: string;
-  nextState: ModelState | null;
-  reward: number;
-  mcReturn: number;
-  /** The trajectory this step belongs to, its place in it, its length and its reward (rows written before these were kept lack them). */
-  traceId?: string;
-  step?: number;
-  steps?: number;
-  trajectoryReward?: number;
-  /** Set on the replay buffer's demonstrations (campaign.training.replayDemonstrations): their training records say so. */
-  origin?: 'demonstration';
-}
-
-/** A trajectory's steps as experience: the reward on its last step, WebRL's Monte-Carlo return on each. */
-export function experienceRowsOf(record: Pick<TrajectoryRecord, 'taskId' | 'traceKey' | 'rounds'>, reward: number): ExperienceRow[] {
-  return record.rounds.map((round, t) => ({
-    taskId: record.taskId,
-    state: round.state,
-    response: round.response,
-    nextState: record.rounds[t + 1]?.state ?? null,
-    reward: t === record.rounds.length - 1 ? reward : 0,
-    mcReturn: monteCarloReturn(reward, t, record.rounds.length),
-    traceId: record.traceKey,
-    step: t,
-    steps: record.rounds.length,
-    trajectoryReward: reward,
-  }));
 }
 
 export function createTrainActivities(deps: { ctx: CampaignContext; roles: RolesFor }): Omit<TrainActivities, 'deployModels'> {

@@ -7,7 +7,7 @@
  */
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../browser/contract';
-import type { WebArenaConfig } from '../../config/schema';
+import type { WebArenaConfig } from '../backends/webarena/settings';
 import { startUrlOf } from '../tasks/episodeTask';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
 import { EvaluatedTasks } from '../evaluators/taskSet';

@@ -5,9 +5,9 @@
  * to demonstrate. All problems come back together, each naming its site and the tasks it affects.
  */
 import { chromium } from 'playwright-core';
-import type { Config, WebArenaConfig } from '../../config/schema';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import type { PreflightOptions } from '../backends/contract';
+import type { WebArenaConfig } from '../backends/webarena/settings';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
 import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
@@ -51,7 +51,7 @@ function formatMismatch(harness: EvaluationHarness, tasks: readonly WebArenaTask
 }
 
 /** Every problem that would stop a `webarena` campaign (its task files, its sites' URLs, health and accounts); empty when it may start. */
-export async function sitesAndTasksProblems(config: Config, webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
+export async function sitesAndTasksProblems(webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
   const env = options.env ?? process.env;
   const problems: string[] = [];
   const tasks: WebArenaTask[] = [];
@@ -67,7 +67,7 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
         problems.push(`campaign.environment.webarena.tasks.${split}: ${taskList(mismatched)} of ${describeSource(webarena.tasks[split])} ${why}`);
       }
       tasks.push(...loaded);
-      if (split === 'train' && config.models.actor.backend === 'embedded' && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
+      if (split === 'train' && options.demonstrationsNeedOraclePlans && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
         problems.push(
           `campaign.environment.webarena.tasks.train: phase 0 trains the embedded actor on oracle demonstrations, and no task of ${describeSource(webarena.tasks.train)} has an oracle plan (use tasks from webrl env export, or a completions actor)`,
         );

@@ -170,7 +170,7 @@ describe('WebArena-Verified', () => {
         },
       });
       if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
-      const problems = await sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      const problems = await sitesAndTasksProblems(config.campaign.environment.webarena, { skipLogin: true, demonstrationsNeedOraclePlans: true });
       assert.ok(
         problems.includes('site miniwob is not a WebArena site (shopping, shopping_admin, reddit, gitlab, map, wikipedia); it is named by tasks 7, 8'),
         problems.join('\n'),
@@ -207,7 +207,7 @@ describe('WebArena-Verified', () => {
           },
         });
         if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
-        return sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+        return sitesAndTasksProblems(config.campaign.environment.webarena, { skipLogin: true, demonstrationsNeedOraclePlans: true });
       };
       const lite = await problemsUnder('webarena-lite');
       assert.ok(

@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildPrompt, PROMPT_CHAR_BUDGET } from '../../browser/policies/prompt';
-import { DATA_FORMATS, OBJECTIVES, PROMPT_FORMATS, TRAINER_VARIABLES } from '../../models/train/trainerContract';
+import { PROMPT_FORMATS } from '../../browser/policies/promptFormatNames';
+import { DATA_FORMATS, OBJECTIVES, TRAINER_VARIABLES } from '../../models/train/trainerContract';
 import { trainingRecordJsonSchema } from '../../models/train/trainingRecord';
 
 export const REGENERATE = 'node --import tsx test/harness/contractFiles.ts';

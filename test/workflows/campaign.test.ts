@@ -23,7 +23,7 @@ import {
   type CampaignWorkflowInput,
 } from '../../workflows/campaign';
 import type { CampaignProgress, PhaseSettings } from '../../workflows/campaignTypes';
-import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes';
+import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { dataset, model, permanentError, stubActivities, type StubActivities } from './stubActivities';
 
 const NAMESPACE = 'webrl-workflow-tests';
