@@ -1,6 +1,7 @@
 """The completion prompt of the released WebRL checkpoints (webrl.md §4), as browser/policies/prompt.ts
 builds it, so a critic served from Python scores the same text the training records carry; and the
 ORM's conversation as models/remote/chatOrm.ts builds it, for the orm objective's `examples` rows."""
+
 from __future__ import annotations
 
 PROMPT_CHAR_BUDGET = 16384 - 512
