@@ -9,15 +9,15 @@ import { z } from 'zod';
 import { chatTemplateFormat } from '../browser/policies/promptFormat';
 import { defaultMinWaitMs } from '../browser/settle';
 import { backendNamed, environmentSettings } from '../env/backends/registry';
+import { trainerLoraRank } from '../models/backends/external/settings';
+import { ModelsSchema } from '../models/backends/registry';
 import {
   campaignFields,
   ConcurrencySchema,
-  ModelsSchema,
   S3ConfigSchema,
   SitesSchema,
   StackConfigSchema,
   TemporalConfigSchema,
-  trainerLoraRank,
   TrainingSchema,
   WEBRL_EPOCHS,
   EMBEDDED_EPOCHS,
@@ -72,7 +72,8 @@ const configFields = z.strictObject({
   stack: StackConfigSchema.default(StackConfigSchema.parse({})),
   concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
   sites: SitesSchema.default(SitesSchema.parse({})),
-  models: ModelsSchema.default(ModelsSchema.parse({})),
+  // Parsed when first read, so that a backend a test registers may be named (models/backends/registry.ts).
+  models: ModelsSchema.default(() => ModelsSchema.parse({})),
 });
 
 export const ConfigSchema = configFields

@@ -20,7 +20,7 @@ import { ArtifactStore } from '../storage/artifactStore';
 import { CampaignContext } from '../activities/campaign/context';
 import { createDeployActivities, servedActor, servedRecordKey } from '../activities/campaign/deployActivities';
 import type { ServedModelRecord } from '../activities/campaign/roles';
-import { completionsActorPolicy, completionsActorScorer } from '../activities/campaign/backends';
+import { completionsActorPolicy, completionsActorScorer } from '../models/backends/completions';
 import { createCompletionsActorScorer } from '../models/remote/completionsActor';
 import { parseConfig } from '../config/load';
 import { manifestKey } from '../storage/keys';

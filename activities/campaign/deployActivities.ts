@@ -23,8 +23,10 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import type { Config } from '../../config/schema';
+import type { z } from 'zod';
 import type { ModelSecrets } from '../../config/secrets';
+import type { settings as command } from '../../models/backends/command/settings';
+import type { settings as vllmLora } from '../../models/backends/vllm-lora/settings';
 import { splitCommand } from '../../models/remote/externalTrainer';
 import { listServedModels, loadLoraAdapter, ModelServerError, unloadLoraAdapter, type ModelServerOptions } from '../../models/remote/modelServer';
 import { syncCheckpoint } from '../../storage/checkpoints';
@@ -66,8 +68,9 @@ export function servedName(campaignId: string, phase: number, role: 'actor'): st
   return `${campaignId}-p${phase}-${role}`;
 }
 
-type Serving = Exclude<Config['models']['serving'], { backend: 'none' }>;
-type VllmServing = Extract<Serving, { backend: 'vllm-lora' }>;
+type VllmServing = z.output<typeof vllmLora.serving>;
+type CommandServing = z.output<typeof command.serving>;
+type Serving = VllmServing | CommandServing;
 
 function refuse(message: string): never {
   throw ApplicationFailure.nonRetryable(message, 'DeploymentFailed');
@@ -178,7 +181,7 @@ export function vllmLoraServing(ctx: CampaignContext, serving: VllmServing, secr
 }
 
 /** The user's deploy command, run with {checkpoint} (a local copy), {name} and {role}; then the server is polled until it lists the name. */
-export function commandServing(ctx: CampaignContext, serving: Extract<Serving, { backend: 'command' }>, secrets: ModelSecrets): ActorServing {
+export function commandServing(ctx: CampaignContext, serving: CommandServing, secrets: ModelSecrets): ActorServing {
   const server = serverOptions(serving, secrets);
   return {
     async deploy(planned) {

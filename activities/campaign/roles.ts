@@ -6,7 +6,8 @@
  */
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Policy } from '../../browser/policies/policy';
-import type { CompletionsActorConfig, Config } from '../../config/schema';
+import type { Config } from '../../config/schema';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import type { ActionLogProb, ScoredAction } from '../../models/actor';
 import type { CriticValues } from '../../models/critic';
@@ -14,7 +15,7 @@ import type { OrmVerdict } from '../../models/orm';
 import type { FeasibilityResult } from '../../models/remote/feasibility';
 import type { GenerationFailure } from '../../models/remote/taskGeneration';
 import type { ModelState } from '../../models/state';
-import type { Objective } from '../../models/train/trainerContract';
+import type { Objective, PromptFormat } from '../../models/train/trainerContract';
 import type { TrainerMetrics } from '../../models/train/trainerMetrics';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
@@ -41,7 +42,9 @@ export interface ActorRole {
    */
   readonly prompts?: PromptBuilder;
   /** An actor served as text: where phase 0 starts from (its SFT data file, init checkpoint, whether oracle runs join). */
-  readonly phaseZero?: CompletionsActorConfig;
+  readonly phaseZero?: CompletionsActorSettings;
+  /** An actor served as text: how its training records' prompts were written, and a configured context (the trainer's max length too). */
+  readonly recordFormat?: { promptFormat: PromptFormat; maxLength?: number };
 }
 
 export interface CriticRole {

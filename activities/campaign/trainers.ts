@@ -6,7 +6,8 @@
 import { Context } from '@temporalio/activity';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from '../../config/schema';
+import type { z } from 'zod';
+import type { settings as external } from '../../models/backends/external/settings';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
 import { timeLeftEstimator } from '../../models/remote/trainerProgress';
@@ -121,11 +122,7 @@ export interface ExternalActorJob {
  * goes file by file under `key/`, with its listing beside it). A non-zero exit fails the activity with
  * the trainer's last log lines.
  */
-export function externalTrainer(
-  ctx: CampaignContext,
-  trainer: Extract<Config['models']['trainer'], { backend: 'external' }>,
-  actor: ExternalActorJob,
-): Trainer {
+export function externalTrainer(ctx: CampaignContext, trainer: z.output<typeof external.trainer>, actor: ExternalActorJob): Trainer {
   return {
     async train(spec, { key, training }) {
       // An actor trained from text reads training records (prompt and response text), written beside
