@@ -6,18 +6,15 @@
  * oracle-graded states. And the checkpoint the actor starts from (`models.actor.init`), stored under
  * the phase's checkpoints when it is a local path.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import { ConfigError } from '../../config/errors';
-import type { CompletionsActorConfig, Config } from '../../config/schema';
-import { promptFormatOf } from '../../browser/policies/promptFormat';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { readSftData, SftDataError, type ChatRenderer, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
-import { readCheckpointListing, uploadCheckpoint } from '../../storage/checkpoints';
+import { uploadCheckpoint } from '../../storage/checkpoints';
 
 /** A one-step demonstration: done, rewarded, nothing after it. */
 function demonstrationRecord(
@@ -52,7 +49,7 @@ function demonstrationRecord(
 }
 
 /** The SFT data file's pairs, every problem listed (models/train/sftData.ts); read from here or from the store. */
-export async function sftDataPairs(actor: CompletionsActorConfig, render: ChatRenderer | undefined, store: ArtifactStore | undefined): Promise<SftPair[]> {
+export async function sftDataPairs(actor: CompletionsActorSettings, render: ChatRenderer | undefined, store: ArtifactStore | undefined): Promise<SftPair[]> {
   const source = actor.sftData;
   if (!source) return [];
   let text: string;
@@ -72,7 +69,7 @@ export async function sftDataPairs(actor: CompletionsActorConfig, render: ChatRe
 
 export async function actorSftRecords(
   campaignId: string,
-  actor: CompletionsActorConfig,
+  actor: CompletionsActorSettings,
   prompts: PromptBuilder,
   store: ArtifactStore,
   demonstrations: readonly { state: ModelState; response: string }[],
@@ -99,37 +96,8 @@ export async function criticSftRecords(
   );
 }
 
-/** The SFT file's structure alone, for a chat-template actor whose model (and template) the main job provisions later. */
-const structureOnly: ChatRenderer = (messages) => messages.map((message) => `${message.role}: ${message.content}`).join('\n');
-
-/**
- * Before a campaign starts (`webrl config check`, `campaign start`, the main job): every problem of a
- * completions actor's SFT data file (each naming the field and the file) and whether its init checkpoint
- * is there; throws a ConfigError listing them. Sources in the store are checked only with a store.
- */
-export async function assertActorReady(config: Config, source: string, store?: ArtifactStore): Promise<void> {
-  const actor = config.models.actor;
-  if (actor.backend !== 'completions') return;
-  const problems: string[] = [];
-  if (actor.sftData && (actor.sftData.path !== undefined || store)) {
-    const provisionedLater = actor.promptFormat === 'chat-template' && config.stack.llm !== undefined && !existsSync(actor.tokenizer ?? '');
-    const format = provisionedLater ? undefined : promptFormatOf(actor);
-    const render = provisionedLater ? structureOnly : format?.renderChat?.bind(format);
-    await sftDataPairs(actor, render, store).catch((error: unknown) => {
-      if (!(error instanceof SftDataError)) throw error;
-      for (const problem of error.problems) problems.push(`${error.source}: ${problem}`);
-    });
-  }
-  const init = actor.init;
-  if (init && 'path' in init && !existsSync(init.path)) problems.push(`models.actor.init.path: ${init.path} does not exist`);
-  if (init && 'key' in init && store && !(await store.exists(init.key)) && !(await readCheckpointListing(store, init.key))) {
-    problems.push(`models.actor.init.key: the store has no checkpoint at ${init.key}`);
-  }
-  if (problems.length) throw new ConfigError(source, problems);
-}
-
 /** The store key of the checkpoint phase 0's actor starts from: the configured key, or the local path stored at `localKey`. */
-export async function actorInitKey(actor: CompletionsActorConfig, store: ArtifactStore, localKey: string): Promise<string | undefined> {
+export async function actorInitKey(actor: CompletionsActorSettings, store: ArtifactStore, localKey: string): Promise<string | undefined> {
   if (!actor.init) return undefined;
   if ('key' in actor.init) return actor.init.key;
   await uploadCheckpoint(store, localKey, actor.init.path);

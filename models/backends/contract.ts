@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { ModelSecrets } from '../../config/secrets';
+import type { ArtifactStore } from '../../storage/artifactStore';
 import type { CampaignContext } from '../../activities/campaign/context';
 import type { ModelCache } from '../../activities/campaign/models';
 import type { ActorRole, ActorServing, CriticRole, FeasibilityJudge, OrmRole, TaskGenerator, Trainer } from '../../activities/campaign/roles';
@@ -51,10 +52,28 @@ export interface RoleTypes {
 
 export type RoleBuilder<R extends RoleName, S> = (settings: S, deps: RoleDeps, built: BuiltRoles) => RoleTypes[R];
 
+/** What a pre-start check is given. */
+export interface ModelCheckOptions {
+  /** The campaign's store: sources in it are checked only with one. */
+  store?: ArtifactStore;
+  /** Whether this machine serves the model (stack.llm): its files are provisioned, and checked whole, when the main job starts. */
+  servedHere: boolean;
+}
+
+/** A backend's check before a campaign starts (`webrl config check`, `campaign start`, the main job), of one role's settings. */
+export interface ModelCheck<S> {
+  /** Whether the check reads the campaign's store (a source named by a key). */
+  readsStore(settings: S): boolean;
+  /** Every problem, each naming its field; empty when the role may start. */
+  problems(settings: S, options: ModelCheckOptions): Promise<string[]>;
+}
+
 /** A registered model backend: its name (the `backend` its settings carry), its settings per role and the roles it builds. */
 export interface ModelBackend<S extends Partial<Record<RoleName, RoleSettingsSchema>> = Partial<Record<RoleName, RoleSettingsSchema>>> {
   name: string;
   settings: S;
   /** One builder per role in `settings` (the judge's settings alone are enough: its builder lives with the evaluator). */
   roles: { [R in keyof S & RoleName]?: RoleBuilder<R, z.output<NonNullable<S[R]>>> };
+  /** The roles whose settings name files or checkpoints to check before a campaign starts. */
+  checks?: { [R in keyof S & RoleName]?: ModelCheck<z.output<NonNullable<S[R]>>> };
 }

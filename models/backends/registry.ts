@@ -10,7 +10,18 @@ import type { ModelRoles } from '../../activities/campaign/roles';
 import { backend as chat } from './chat';
 import { backend as command } from './command';
 import { backend as completions } from './completions';
-import type { BuiltRoles, ModelBackend, RoleDeps, RoleName, RoleSettingsSchema, RoleTypes } from './contract';
+import { ConfigError } from '../../config/errors';
+import type { ArtifactStore } from '../../storage/artifactStore';
+import {
+  ROLE_NAMES,
+  type BuiltRoles,
+  type ModelBackend,
+  type ModelCheck,
+  type RoleDeps,
+  type RoleName,
+  type RoleSettingsSchema,
+  type RoleTypes,
+} from './contract';
 import { backend as embedded } from './embedded';
 import { backend as external } from './external';
 import { backend as http } from './http';
@@ -110,4 +121,35 @@ export function resolveRoles(models: { [R in Exclude<RoleName, 'judge'>]: { back
     feasibility: build('feasibility', models.feasibility, deps, built),
     serving,
   };
+}
+
+/** A `models` section as the checks read it: each role's settings (the judge's may be absent). */
+type ModelsToCheck = { [R in RoleName]?: { backend: string } | undefined };
+
+/** The checks of the roles whose backends have one, in ROLE_NAMES's order, with their settings. */
+function checksOf(models: ModelsToCheck): { check: ModelCheck<{ backend: string }>; settings: { backend: string } }[] {
+  return ROLE_NAMES.flatMap((role) => {
+    const settings = models[role];
+    const check = settings && (backendFor(role, settings.backend).checks?.[role] as ModelCheck<{ backend: string }> | undefined);
+    return settings && check ? [{ check, settings }] : [];
+  });
+}
+
+/** Whether a check before the start reads the campaign's store (an SFT data file or a checkpoint named by a key). */
+export function modelsReadStore(models: ModelsToCheck): boolean {
+  return checksOf(models).some(({ check, settings }) => check.readsStore(settings));
+}
+
+/**
+ * Before a campaign starts (`webrl config check`, `campaign start`, the main job): every problem the
+ * backends find in their roles' settings (a completions actor's SFT data file and init checkpoint),
+ * thrown together as one ConfigError naming `source`.
+ */
+export async function assertModelsReady(config: { models: ModelsToCheck; stack: { llm?: unknown } }, source: string, store?: ArtifactStore): Promise<void> {
+  const problems: string[] = [];
+  for (const { check, settings } of checksOf(config.models)) {
+    // One by one: a huge bad file has more problems than a spread's arguments may number.
+    for (const problem of await check.problems(settings, { ...(store ? { store } : {}), servedHere: config.stack.llm !== undefined })) problems.push(problem);
+  }
+  if (problems.length) throw new ConfigError(source, problems);
 }

@@ -16,6 +16,7 @@ import { createCompletionsActorScorer } from '../../remote/completionsActor';
 import { createVllmTokenCounter } from '../../remote/tokenCounter';
 import type { ModelBackend } from '../contract';
 import { chatOptions, itemByItem } from '../remoteCalls';
+import { completionsActorCheck } from './check';
 import { settings, type CompletionsActorSettings } from './settings';
 
 /**
@@ -97,4 +98,5 @@ export const backend: ModelBackend<typeof settings> = {
       };
     },
   },
+  checks: { actor: completionsActorCheck },
 };
