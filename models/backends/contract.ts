@@ -6,11 +6,12 @@
  * the `models` schema from their settings and resolves a config's roles by asking them.
  */
 import type { z } from 'zod';
+import type { ObservationProfile } from '../../browser/pageRuntime';
 import type { ModelSecrets } from '../../config/secrets';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import type { CampaignContext } from '../../activities/campaign/context';
 import type { ModelCache } from '../../activities/campaign/models';
-import type { ActorRole, ActorServing, CriticRole, FeasibilityJudge, OrmRole, TaskGenerator, Trainer } from '../../activities/campaign/roles';
+import type { ActorRole, ActorServing, ModelRoles } from '../../activities/campaign/roles';
 
 /** The roles of the config's `models` section, in the order the registry builds them (serving before the actor it serves, the actor before what reads its prompts). */
 export const ROLE_NAMES = ['serving', 'actor', 'critic', 'orm', 'trainer', 'taskGenerator', 'feasibility', 'judge'] as const;
@@ -39,16 +40,7 @@ export interface BuiltRoles {
 }
 
 /** What each role's builder returns (the judge is built where WebArena's evaluator asks for it: env/evaluators/judge.ts). */
-export interface RoleTypes {
-  serving: ActorServing | undefined;
-  actor: ActorRole;
-  critic: CriticRole;
-  orm: OrmRole;
-  trainer: Trainer;
-  taskGenerator: TaskGenerator | undefined;
-  feasibility: FeasibilityJudge | undefined;
-  judge: never;
-}
+export type RoleTypes = ModelRoles & { judge: never };
 
 export type RoleBuilder<R extends RoleName, S> = (settings: S, deps: RoleDeps, built: BuiltRoles) => RoleTypes[R];
 
@@ -68,6 +60,22 @@ export interface ModelCheck<S> {
   problems(settings: S, options: ModelCheckOptions): Promise<string[]>;
 }
 
+/** Passes over the data per training job. */
+export interface TrainingEpochs {
+  sftEpochs: number;
+  ormEpochs: number;
+  criticEpochs: number;
+  actorEpochs: number;
+}
+
+/** What a backend sets where a campaign leaves a setting unset (config/campaignConfig.ts); unset here: the embedded backend's. */
+export interface BackendDefaults {
+  /** As the trainer: its passes over the data per job (an external one trains LLMs: WebRL's). */
+  epochs?: TrainingEpochs;
+  /** As the actor: the pages it reads (the released WebRL checkpoints read the reference harness's). */
+  observationProfile?: ObservationProfile;
+}
+
 /** A registered model backend: its name (the `backend` its settings carry), its settings per role and the roles it builds. */
 export interface ModelBackend<S extends Partial<Record<RoleName, RoleSettingsSchema>> = Partial<Record<RoleName, RoleSettingsSchema>>> {
   name: string;
@@ -76,4 +84,5 @@ export interface ModelBackend<S extends Partial<Record<RoleName, RoleSettingsSch
   roles: { [R in keyof S & RoleName]?: RoleBuilder<R, z.output<NonNullable<S[R]>>> };
   /** The roles whose settings name files or checkpoints to check before a campaign starts. */
   checks?: { [R in keyof S & RoleName]?: ModelCheck<z.output<NonNullable<S[R]>>> };
+  defaults?: BackendDefaults;
 }

@@ -14,6 +14,7 @@ import { ConfigError } from '../../config/errors';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import {
   ROLE_NAMES,
+  type BackendDefaults,
   type BuiltRoles,
   type ModelBackend,
   type ModelCheck,
@@ -152,4 +153,11 @@ export async function assertModelsReady(config: { models: ModelsToCheck; stack: 
     for (const problem of await check.problems(settings, { ...(store ? { store } : {}), servedHere: config.stack.llm !== undefined })) problems.push(problem);
   }
   if (problems.length) throw new ConfigError(source, problems);
+}
+
+/** What the backends of a config's trainer and actor set where the campaign leaves epochs and the observation profile unset. */
+export function backendDefaults(models: { actor: { backend: string }; trainer: { backend: string } }): BackendDefaults {
+  const epochs = backendFor('trainer', models.trainer.backend).defaults?.epochs;
+  const observationProfile = backendFor('actor', models.actor.backend).defaults?.observationProfile;
+  return { ...(epochs ? { epochs } : {}), ...(observationProfile ? { observationProfile } : {}) };
 }

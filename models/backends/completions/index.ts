@@ -77,6 +77,7 @@ export function completionsActorPolicy(
 export const backend: ModelBackend<typeof settings> = {
   name: 'completions',
   settings,
+  defaults: { observationProfile: 'webrl' },
   roles: {
     actor: (actor, { ctx, secrets, env, signal }, { serving }) => {
       const prompts = actorPrompts(actor, secrets);
