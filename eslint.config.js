@@ -26,6 +26,27 @@ export default tseslint.config(
     },
   },
   {
+    // An evaluation harness is a registered part (env/evaluators/harnesses/registry.ts): outside its own folder, code asks it, never its name.
+    files: ['**/*.ts'],
+    ignores: ['env/evaluators/harnesses/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['left', 'right'].flatMap((side) => {
+          const other = side === 'left' ? 'right' : 'left';
+          return [`${side}.name`, `${side}.property.name`].map((name) => ({
+            selector: `BinaryExpression[operator=/^[!=]=/][${name}='harness'][${other}.type='Literal']`,
+            message: 'ask the harness (evaluationHarness(name) in env/evaluators/harnesses/registry.ts) instead of comparing its name',
+          }));
+        }),
+        {
+          selector: "SwitchStatement:matches([discriminant.name='harness'], [discriminant.property.name='harness'])",
+          message: 'ask the harness (evaluationHarness(name) in env/evaluators/harnesses/registry.ts) instead of switching on its name',
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is replayed: no clocks, randomness or I/O outside Temporal's APIs.
     files: ['workflows/**/*.ts', 'test/fixtures/workflows/**/*.ts'],
     rules: {

@@ -29,7 +29,7 @@ import { demonstrationTasks } from '../activities/campaign/demonstrationTasks';
 import type { EvaluationResult } from '../activities/campaign/controlActivities';
 import { campaignWorkflowId, startCampaign, type ForkPoint } from '../campaign/control';
 import { readPhaseManifests } from '../campaign/manifest';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { parseConfig } from '../config/load';
 import { generateSplits } from '../env/tasks/generate';
 import { freePort } from '../infra/processes';

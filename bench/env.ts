@@ -29,7 +29,7 @@ import { Rng } from '../env/random';
 import { generateTasks } from '../env/tasks/generate';
 import { WebArenaEnvironment, WebArenaSites } from '../env/webarena/environment';
 import { asWebArenaTask } from '../cli/env';
-import { sharedVerifiedEvaluator } from '../env/evaluators/verified/client';
+import { sharedVerifiedEvaluator } from '../env/evaluators/harnesses/verified/client';
 import { parseTasks } from '../env/tasks/loader';
 import type { WebArenaTask } from '../env/tasks/schema';
 import { toVerifiedTask } from '../env/tasks/verified';
@@ -88,7 +88,7 @@ async function miniwobBench(): Promise<string[]> {
   const unchecked = TEXT_TASK_TYPES.filter((type) => !ORACLE_TASK_TYPES.includes(type));
   console.log(`miniwob: ${solved}/${tasks.length} oracle episodes solved (${ORACLE_TASK_TYPES.length} types x ${MINIWOB_SEEDS.length} seeds, ${steps} steps)`);
   console.log(
-    `miniwob: every seed solved for ${suite.types.filter((t) => t.rate === 1).length} of ${TEXT_TASK_TYPES.length} listed types; no oracle yet: ${unchecked.join(', ')}`,
+    `miniwob: every seed solved for ${suite.types.filter((t) => t.rate === 1).length} of ${TEXT_TASK_TYPES.length} listed types${unchecked.length ? `; no oracle yet: ${unchecked.join(', ')}` : ''}`,
   );
   return [
     `BENCH env.miniwob.oracle_success ${(solved / tasks.length).toFixed(3)} fraction`,

@@ -45,7 +45,7 @@ import { renderEvidenceText } from '../campaign/report';
 import { deriveSeed } from '../browser/rng';
 import { progressQuery } from '../workflows/campaign';
 import { loadConfig, parseConfig } from '../config/load';
-import type { Config, ConfigInput } from '../config/schema';
+import type { Config, ConfigInput } from '../config/campaignConfig';
 import type { EnvironmentTask } from '../env/backends/contract';
 import { startCriticServer, type RunningCriticServer } from '../infra/criticServer';
 import { toEpisodeTask } from '../env/tasks/episodeTask';

@@ -16,7 +16,7 @@
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../infra/tools';
 import type { ElementMatcher, OracleStep } from '../browser/contract';
-import type { EpisodeStep } from '../browser/episode';
+import type { EpisodeStep } from '../browser/episodeRecord';
 import { executorOptionsFor } from '../browser/executor';
 import { VIEWPORT, type ObservationProfile } from '../browser/observe';
 import { createOraclePolicy } from '../browser/policies/oracle';

@@ -733,7 +733,7 @@ export function createPageRuntime() {
       if (visible && webrl) {
         if (isClickableWebrl(el, tag, style) && (clickPoint(el, frame) ?? lineClickPoint(el, frame))) slot = { el, tag, frame, node, keep: true };
       } else if (visible) {
-        if (isClickable(el, tag, style, parentPointer) && clickPoint(el, frame)) slot = { el, tag, frame, node, keep: true };
+        if (isClickable(el, tag, style, parentPointer) && (clickPoint(el, frame) ?? lineClickPoint(el, frame))) slot = { el, tag, frame, node, keep: true };
         else if (wrapper && !introducesPointer && pointerItem(el, style, frame)) item = { el, tag, frame, node, keep: false };
       }
       if (slot) slots.push(slot);

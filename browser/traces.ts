@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { z } from 'zod';
 import type { Action } from './contract';
-import type { EpisodeOutcome, EpisodeStep } from './episode';
+import type { EpisodeOutcome, EpisodeStep } from './episodeRecord';
 import type { ParseError } from './grammar';
 import { pastObservation } from './policies/prompt';
 

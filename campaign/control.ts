@@ -6,12 +6,13 @@
 import { WorkflowIdReusePolicy, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
 import { assertModelsReady } from '../models/backends/registry';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
-import { phaseManifestKey, type PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
+import { phaseManifestKey } from '../storage/keys';
 import {
   campaignWorkflow,
   pauseSignal,
@@ -23,7 +24,7 @@ import {
   type CampaignWorkflowInput,
 } from '../workflows/campaign';
 import type { CampaignProgress, CarryOver, PhaseSettings, PhaseSummary } from '../workflows/campaignTypes';
-import { CAMPAIGN_ID, PHASE, STATUS, SUCCESS_RATE } from '../workflows/searchAttributes';
+import { CAMPAIGN_ID, PHASE, STATUS, SUCCESS_RATE } from '../temporal/searchAttributes';
 
 export class CampaignError extends Error {
   override name = 'CampaignError';

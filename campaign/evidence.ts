@@ -8,7 +8,7 @@ import type { EvaluationResult } from '../activities/campaign/controlActivities'
 import { deriveSeed } from '../browser/rng';
 import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
 import type { ArtifactStore, Manifest } from '../storage/artifactStore';
-import type { PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
 import { pairedDifference, wilsonInterval, type Interval, type Pair, type PairedDifference } from './statistics';
 
 export type EvaluatedTask = Pick<EvaluationResult['tasks'][number], 'taskId' | 'site' | 'score'>;

@@ -16,9 +16,10 @@ import { StoragePermanentError } from '../storage/errors';
 import { replayedSource, stepRecordOf } from '../activities/campaign/trainingRecords';
 import { createPromptBuilder } from '../browser/policies/promptBudget';
 import { webrlLlama3Format } from '../browser/policies/promptFormat';
-import type { ExperienceRow } from '../activities/campaign/trainActivities';
+import type { ExperienceRow } from '../activities/campaign/experience';
 import { trainingRecordsKey, trainingStepRecordSchema, type TrainingStepRecord } from '../models/train/trainingRecord';
-import { phaseManifestKey, type PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
+import { phaseManifestKey } from '../storage/keys';
 
 export interface WebRLExperienceItem {
   observation: string;

@@ -13,14 +13,15 @@ import type { EvaluationResult } from '../activities/campaign/controlActivities'
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import type { TraceRow } from '../browser/traces';
-import { parseMiniwobTaskId } from '../env/backends/miniwob/episode';
+import { taskTypeOf } from '../env/backends/registry';
 import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
 import { scrubText } from '../storage/scrub';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import { EVIDENCE_COLUMNS, evidenceCells, formatDifference, formatP, phaseEvidence, readEvaluations, changeVerdict, type PhaseEvidence } from './evidence';
-import { readPhaseManifests, type PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
+import { readPhaseManifests } from './manifest';
 import type { PairedDifference } from './statistics';
 import { escapeHtml, ormAgreement, renderSuccessChartSvg } from './report';
 
@@ -281,7 +282,7 @@ export function taskTypeCurveHtml(
   const byPhase = evaluated.map((tasks) => {
     const scores = new Map<string, number[]>();
     for (const task of tasks) {
-      const type = parseMiniwobTaskId(task.taskId)?.type;
+      const type = taskTypeOf(task.taskId);
       if (type) scores.set(type, [...(scores.get(type) ?? []), task.score]);
     }
     return Object.fromEntries([...scores].map(([type, xs]) => [type, xs.reduce((a, b) => a + b, 0) / xs.length]));

@@ -10,7 +10,7 @@ import cliProgress from 'cli-progress';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../config/settings';
+import { environmentS3Credentials, withLocalStackCredentials, type Settings } from '../infra/settings';
 import { OutageWatch, unreachableServer, watchStorage } from '../infra/outage';
 import { stackPaths, stackUp } from '../infra/stack';
 import { startLocalLlm } from '../infra/vllm/localLlm';

@@ -8,7 +8,7 @@ import { verdict } from '../models/orm';
 import type { ArtifactStore } from '../storage/artifactStore';
 import type { PhaseSummary } from '../workflows/campaignTypes';
 import { EVIDENCE_COLUMNS, evidenceCells, type PhaseEvidence } from './evidence';
-import type { PhaseManifestData } from './manifest';
+import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
 
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 

@@ -21,7 +21,7 @@ import { writeHtmlReport } from '../campaign/htmlReport';
 import { runMainJob } from '../campaign/mainJob';
 import { phaseEvidence, readEvaluations } from '../campaign/evidence';
 import { ormAgreement, renderActorTrainingText, renderEvidenceText, renderPhaseTableText, renderSuccessChartSvg } from '../campaign/report';
-import { loadSettings, type Settings } from '../config/settings';
+import { loadSettings, type Settings } from '../infra/settings';
 import { ArtifactStore } from '../storage/artifactStore';
 import { connectClient } from '../temporal/connection';
 import type { CampaignProgress, PhaseSettings } from '../workflows/campaignTypes';

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { phaseExperience, webrlTrainerData } from '../campaign/exportExperience';
-import { loadSettings } from '../config/settings';
+import { loadSettings } from '../infra/settings';
 import { trainingRecordJsonSchema } from '../models/train/trainingRecord';
 import { ArtifactStore } from '../storage/artifactStore';
 import { ensureTrainerEnvironment, packageDir, run } from '../trainers/torch/environment';

@@ -7,11 +7,11 @@ import { assertModelsReady, modelsReadStore } from '../models/backends/registry'
 import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { environmentS3Credentials, loadSettings, type Settings } from '../config/settings';
+import { environmentS3Credentials, loadSettings, type Settings } from '../infra/settings';
 import { stackDown, stackStatus, stackUp } from '../infra/stack';
 import { describeTool, ensureMinio, ensureTemporal, ensureTools } from '../infra/tools';
 import { ensureVllm } from '../infra/vllm/environment';
-import { ensureWebArenaVerified } from '../env/evaluators/verified/environment';
+import { ensureWebArenaVerified } from '../env/evaluators/harnesses/verified/environment';
 import { connectClient } from '../temporal/connection';
 import { ALL_QUEUES, runWorkers, superviseWorkers, type QueueName } from '../workers/run';
 import { OutageWatch } from '../infra/outage';

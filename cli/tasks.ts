@@ -7,8 +7,8 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load';
 import { loadModelSecrets } from '../config/secrets';
 import { createJudge, LlmJudge } from '../env/evaluators/judge';
-import { SCORING_HARNESSES, type ScoringHarness } from '../env/evaluators/evaluator';
-import { VERIFIED_TASK_SETS } from '../env/evaluators/verified/dataset';
+import { HARNESS_NAMES, type HarnessName } from '../env/evaluators/harnesses/names';
+import { VERIFIED_TASK_SETS } from '../env/evaluators/harnesses/verified/dataset';
 import { parseSiteUrlPairs, WEBARENA_DEFAULT_SITE_URLS } from '../env/siteUrls';
 import { DEFAULT_MAX_TASK_FILE_BYTES, validateTaskFile } from '../env/tasks/loader';
 
@@ -20,7 +20,7 @@ function table(title: string, counts: Record<string, number>): string {
 interface ValidateOptions {
   siteUrl?: string[];
   maxBytes: number;
-  harness?: ScoringHarness;
+  harness?: HarnessName;
   config?: string;
   requireLlmJudge?: boolean;
 }
@@ -38,7 +38,7 @@ export function registerTaskCommands(program: Command): void {
       new Option(
         '--harness <name>',
         "whose evaluation semantics: WebArena-Lite's, the original WebArena benchmark's (which grades fuzzy_match with an LLM) or WebArena-Verified's (default: webarena-verified for a Verified file, else webarena-lite)",
-      ).choices(SCORING_HARNESSES),
+      ).choices(HARNESS_NAMES),
     )
     .option('-c, --config <file>', 'campaign file whose models.judge is the LLM judge (default: the deterministic judge)')
     .option('--require-llm-judge', 'a task graded by an LLM (fuzzy_match, ua_match) is invalid without an LLM judge (always so with --harness webarena)')

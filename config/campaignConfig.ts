@@ -14,13 +14,13 @@ import { backendDefaults, ModelsSchema } from '../models/backends/registry';
 import {
   campaignFields,
   ConcurrencySchema,
-  S3ConfigSchema,
   SitesSchema,
   StackConfigSchema,
   TemporalConfigSchema,
   TrainingSchema,
   EMBEDDED_EPOCHS,
 } from './schema';
+import { S3ConfigSchema } from '../storage/settings';
 
 /** The stack's own ports, which the model `stack.llm` serves must not take. */
 const STACK_PORTS = ['temporalPort', 'temporalUiPort', 'minioPort', 'minioConsolePort'] as const;

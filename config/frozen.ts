@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Config } from './schema';
+import type { Config } from './campaignConfig';
 
 export function frozenConfigBytes(config: Config): string {
   return `${JSON.stringify(config, null, 2)}\n`;

@@ -7,9 +7,8 @@ import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { backendWithField, findBackend } from '../env/backends/registry';
-import { ConfigSchema } from './campaignConfig';
+import { ConfigSchema, type Config } from './campaignConfig';
 import { ConfigError } from './errors';
-import type { Config } from './schema';
 import { SECRET_ENV } from './secrets';
 
 export { ConfigError };

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { Secret, type S3Credentials } from '../config/secrets';
 import { ArtifactStore } from '../storage/artifactStore';
 import { minioEndpoint, minioReady, startMinio } from './minioServer';

@@ -4,7 +4,7 @@
  */
 import { Connection } from '@temporalio/client';
 import type { ChildProcess } from 'node:child_process';
-import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../workflows/searchAttributes';
+import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../temporal/searchAttributes';
 import { httpOk, spawnService, waitUntil } from './processes';
 
 /** The dev server's spelling of each search attribute type. */

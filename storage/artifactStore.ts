@@ -23,7 +23,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { S3Config } from '../config/schema';
+import type { S3Config } from './settings';
 import { neverStore, type S3Credentials } from '../config/secrets';
 import { scrubSecretValuesIn } from './scrub';
 import { classifyStorageError, StorageNotFoundError, StoragePermanentError, type StorageTarget } from './errors';

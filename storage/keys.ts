@@ -29,6 +29,11 @@ export function phaseKey(campaignId: string, phase: number, ...parts: string[]):
   return campaignKey(campaignId, `phase-${phase}`, ...parts);
 }
 
+/** The manifest a phase publishes last (the campaign's progress: a phase is done once it exists). */
+export function phaseManifestKey(campaignId: string, phase: number): string {
+  return phaseKey(campaignId, phase, 'manifest.json');
+}
+
 /** The manifest that publishes a unit of work: readers trust only what a manifest lists. */
 export function manifestKey(dataKey: string): string {
   return `${dataKey}.manifest.json`;

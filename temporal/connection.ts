@@ -6,7 +6,7 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import type { Secrets } from '../config/secrets';
 
 type TlsOption = ConnectionOptions['tls'];

@@ -13,7 +13,7 @@ import { createDeployActivities } from '../activities/campaign/deployActivities'
 import { campaignWorkflowId, parseForkPoint, pauseCampaign, resumeCampaign, startCampaign } from '../campaign/control';
 import { parseConfig } from '../config/load';
 import { readPhaseManifests } from '../campaign/manifest';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { exited } from '../infra/processes';
 import { ArtifactStore } from '../storage/artifactStore';
 import { manifestKey, phaseKey } from '../storage/keys';

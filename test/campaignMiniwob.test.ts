@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { startCampaign } from '../campaign/control';
 import { readPhaseManifests } from '../campaign/manifest';
 import { parseConfig } from '../config/load';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import type { EnvironmentTask } from '../env/backends/contract';
 import { miniwobSplit } from '../env/backends/miniwob';

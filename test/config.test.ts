@@ -9,6 +9,7 @@ import { assertModelsReady } from '../models/backends/registry';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
 import { backendOf, BACKENDS } from '../env/backends/registry';
+import { evaluationHarness, registeredHarnesses } from '../env/evaluators/harnesses/registry';
 import { fileURLToPath } from 'node:url';
 
 const WEBRL = fileURLToPath(new URL('../bin/webrl.js', import.meta.url));
@@ -562,6 +563,29 @@ describe('configuration', () => {
       rejection({ campaign: { environment: { backend: 'webarena' } } }),
       /campaign\.environment\.webarena: backend webarena needs the webarena section/,
     );
+  });
+
+  test('campaign.environment.webarena.harness names a registered harness; an unknown one is a one-line error naming the field', () => {
+    assert.deepEqual(
+      registeredHarnesses().map((harness) => harness.name),
+      ['webarena-lite', 'webarena', 'webarena-verified'],
+    );
+    const tasks = { train: { path: 'train.json' }, test: { path: 'test.json' } };
+    const withHarness = (harness: unknown, judge?: unknown) => ({
+      ...(judge ? { models: { judge } } : {}),
+      campaign: { phase: { curriculum: false }, environment: { backend: 'webarena', webarena: { tasks, harness } } },
+    });
+    const verified = parseConfig(withHarness('webarena-verified')).campaign.environment;
+    assert.equal(verified.backend === 'webarena' && verified.webarena.harness, 'webarena-verified');
+    assert.deepEqual(rejection(withHarness('webarena-plus')).split('\n').slice(1), [
+      '  - campaign.environment.webarena.harness: Invalid option: expected one of "webarena-lite"|"webarena"|"webarena-verified"',
+    ]);
+    assert.throws(() => evaluationHarness('webarena-plus'), {
+      message: 'harness: "webarena-plus" is not a registered evaluation harness (webarena-lite, webarena, webarena-verified)',
+    });
+    // A harness's own rules on the rest of the config: the original WebArena's judges with an LLM.
+    assert.match(rejection(withHarness('webarena')), /models\.judge: the original WebArena harness grades fuzzy_match and ua_match with an LLM/);
+    assert.equal(parseConfig(withHarness('webarena', { backend: 'chat', baseUrl: 'http://127.0.0.1:9/v1', model: 'judge' })).models.judge?.backend, 'chat');
   });
 
   test('model endpoint keys come from WEBRL_LLM_API_KEY, else OPENAI_API_KEY, and never print', () => {

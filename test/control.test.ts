@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { campaignConfigKey, campaignHandle, startCampaign } from '../campaign/control';
 import { configSha256 } from '../config/frozen';
 import { parseConfig } from '../config/load';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 import { ArtifactStore } from '../storage/artifactStore';
 import { runWorkers } from '../workers/run';
 import type { CampaignWorkflowInput } from '../workflows/campaign';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { knownSecretValues, neverStore } from '../config/secrets';
-import { MAX_STORED_HAR_BYTES, storedHar } from '../env/evaluators/verified/network';
+import { MAX_STORED_HAR_BYTES, storedHar } from '../env/evaluators/harnesses/verified/network';
 import {
   isSecretName,
   REDACTED,
@@ -24,7 +24,7 @@ import {
 import { foundSecret } from './harness/secretForms';
 import { serveLeakySite } from './harness/leakySite';
 import { launchChromium } from './browser/helpers';
-import { NetworkRecorder } from '../env/evaluators/verified/network';
+import { NetworkRecorder } from '../env/evaluators/harnesses/verified/network';
 
 /** A site password with every character that encodes differently in a URL, HTML, JSON and base64. */
 const SITE_PASSWORD = `Pa&s w<rd>"1/é'+%`;

@@ -3,7 +3,7 @@
  * `node --import tsx workers/allInOne.ts [campaign-file]`, or `webrl worker`.
  */
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../config/settings';
+import { loadSettings } from '../infra/settings';
 import { ALL_QUEUES, runWorkers } from './run';
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -4,7 +4,7 @@
  */
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import { timerHeartbeats } from '../activities/heartbeats';
-import type { Config } from '../config/schema';
+import type { Config } from '../config/campaignConfig';
 
 type Bundle = Awaited<ReturnType<typeof bundleWorkflowCode>>;
 const bundles = new Map<string, Promise<Bundle>>();

@@ -17,7 +17,7 @@ import type { RolesFor } from '../activities/campaign/roles';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
 import type { QueueActivities } from '../activities/campaign/contract';
-import type { Settings } from '../config/settings';
+import type { Settings } from '../infra/settings';
 import { loadModelSecrets } from '../config/secrets';
 import { ArtifactStore } from '../storage/artifactStore';
 import { keepRunning, type OutageWatch } from '../infra/outage';

@@ -3,7 +3,7 @@
  * `node --import tsx workers/train.ts [campaign-file]`, or `webrl worker --queue train`.
  */
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../config/settings';
+import { loadSettings } from '../infra/settings';
 import { runWorkers } from './run';
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -19,7 +19,7 @@ import type { BrowserActivities, ShardResult } from './contract';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
 import { episodeOptions, InfrastructureFailure, runTasks, type TrajectoryIndexRow, type TrajectoryRecord } from './episodes';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf } from './models';
 import type { RolesFor } from './roles';

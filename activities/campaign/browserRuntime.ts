@@ -5,7 +5,7 @@
  */
 import { BrowserPool } from '../../browser/pool';
 import type { BrowserContext } from 'playwright-core';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import type { WorkerResources } from '../../env/backends/contract';
 import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
 

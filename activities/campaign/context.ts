@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { configSha256 } from '../../config/frozen';
 import { cachedUnlessFailed } from './retryableCache';
 import { parseConfig } from '../../config/load';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import type { EnvironmentTask, Split } from '../../env/backends/contract';
 import { embeddedSplit } from '../../env/backends/embedded';
 import { backendOf } from '../../env/backends/registry';

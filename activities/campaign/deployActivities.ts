@@ -24,6 +24,7 @@ import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { z } from 'zod';
+import type { Config } from '../../config/campaignConfig';
 import type { ModelSecrets } from '../../config/secrets';
 import type { settings as command } from '../../models/backends/command/settings';
 import type { settings as vllmLora } from '../../models/backends/vllm-lora/settings';

@@ -6,15 +6,29 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { EpisodeEnvironment } from '../../browser/contract';
-import type { Config } from '../../config/schema';
-import { SitesUnavailable, type EnvironmentTask, type OpenedEnvironment, type Preparation, type PreparationMoment } from '../../env/backends/contract';
+import type { Config } from '../../config/campaignConfig';
+import { loadModelSecrets } from '../../config/secrets';
+import {
+  SitesUnavailable,
+  type BackendServices,
+  type EnvironmentTask,
+  type OpenedEnvironment,
+  type Preparation,
+  type PreparationMoment,
+} from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
+import { createJudge } from '../../env/evaluators/judge';
 import type { BrowserRuntime } from './browserRuntime';
 
 export async function campaignEnvironment(runtime: BrowserRuntime, config: Config, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment> {
   const { backend, settings } = backendOf(config);
-  const opened = await backend.open(runtime, config, settings, tasks.map(withEvalShape));
+  const opened = await backend.open(runtime, backendServices(config), settings, tasks.map(withEvalShape));
   return { ...opened, environment: withUnscoredTasks(opened.environment, tasks) };
+}
+
+/** What a backend may use beside its settings: the judge `models.judge` names, its key from the worker's environment. */
+function backendServices(config: Config): BackendServices {
+  return { judge: () => createJudge(config.models.judge, loadModelSecrets()) };
 }
 
 /**

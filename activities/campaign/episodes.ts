@@ -19,7 +19,7 @@ import { StoreTraceSink } from '../../storage/storeTraceSink';
 import type { BrowserRuntime } from './browserRuntime';
 import type { CampaignContext } from './context';
 import { beatNow, withHeartbeats } from '../heartbeats';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { campaignEnvironment, siteUnavailableFailure } from './environments';
 
 export interface TrajectoryRecord {

@@ -9,6 +9,9 @@
 import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
+import { ConfigError } from '../../config/errors';
+import type { Config } from '../../config/campaignConfig';
+import { promptFormatOf } from '../../browser/policies/promptFormat';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { readSftData, SftDataError, type ChatRenderer, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';

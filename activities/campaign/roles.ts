@@ -6,8 +6,8 @@
  */
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Policy } from '../../browser/policies/policy';
-import type { Config } from '../../config/schema';
 import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
+import type { Config } from '../../config/campaignConfig';
 import type { EnvironmentTask } from '../../env/backends/contract';
 import type { ActionLogProb, ScoredAction } from '../../models/actor';
 import type { CriticValues } from '../../models/critic';
@@ -15,7 +15,8 @@ import type { OrmVerdict } from '../../models/orm';
 import type { FeasibilityResult } from '../../models/remote/feasibility';
 import type { GenerationFailure } from '../../models/remote/taskGeneration';
 import type { ModelState } from '../../models/state';
-import type { Objective, PromptFormat } from '../../models/train/trainerContract';
+import type { Objective } from '../../models/train/trainerContract';
+import type { PromptFormatName } from '../../browser/policies/promptFormatNames';
 import type { TrainerMetrics } from '../../models/train/trainerMetrics';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
@@ -44,7 +45,7 @@ export interface ActorRole {
   /** An actor served as text: where phase 0 starts from (its SFT data file, init checkpoint, whether oracle runs join). */
   readonly phaseZero?: CompletionsActorSettings;
   /** An actor served as text: how its training records' prompts were written, and a configured context (the trainer's max length too). */
-  readonly recordFormat?: { promptFormat: PromptFormat; maxLength?: number };
+  readonly recordFormat?: { promptFormat: PromptFormatName; maxLength?: number };
 }
 
 export interface CriticRole {

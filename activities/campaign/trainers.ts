@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { settings as external } from '../../models/backends/external/settings';
+import type { Config } from '../../config/campaignConfig';
 import { runExternalTrainer } from '../../models/remote/externalTrainer';
 import { objectiveEnvironment } from '../../models/remote/trainerEnvironment';
 import { timeLeftEstimator } from '../../models/remote/trainerProgress';
@@ -16,7 +17,7 @@ import type { TrainingJob, TrainingResult } from '../../models/train/trainer';
 import { parseTrainerMetrics, TRAINER_METRICS_FILE, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { trainerVariables } from '../../models/train/trainerContract';
 import { TRAINING_RECORD_SCHEMA_VERSION, trainingRecordsKey } from '../../models/train/trainingRecord';
-import type { PromptFormat } from '../../models/train/trainerContract';
+import type { PromptFormatName } from '../../browser/policies/promptFormatNames';
 import { StorageNotFoundError } from '../../storage/errors';
 import type { CampaignContext } from './context';
 import { beatNow, withHeartbeats } from '../heartbeats';
@@ -111,7 +112,7 @@ export interface ExternalActorJob {
   /** The serving vLLM's --max-lora-rank, when adapters are loaded at run time. */
   maxLoraRank: number | undefined;
   /** A completions actor's prompt format (WEBRL_TRAIN_PROMPT_FORMAT). */
-  promptFormat?: PromptFormat;
+  promptFormat?: PromptFormatName;
   /** A configured context (WEBRL_TRAIN_MAX_LENGTH); unset, the trainer reads the model's. */
   maxLength?: number;
 }

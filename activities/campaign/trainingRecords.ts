@@ -7,7 +7,7 @@ import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { ActionLogProb } from '../../models/actor';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { monteCarloReturnWebRL, TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
-import type { ExperienceRow } from './trainActivities';
+import type { ExperienceRow } from './experience';
 
 export interface RecordScope {
   campaignId: string;

@@ -6,19 +6,21 @@
  *
  * History rounds repeat that pattern with the past raw outputs after the assistant header; their
  * observation is the intent for round 0 and the literal `** Simplified html **` afterwards. The current
- * observation is cut so that history plus observation stay within 16384 - 512 characters.
+ * observation is cut so that history plus observation stay within 16384 - 512 characters. The text
+ * comes from the templates both languages read (promptTemplates.ts).
  */
-export const PROMPT_CHAR_BUDGET = 16384 - 512;
+import { fillTemplate, PROMPT_TEMPLATES } from './promptTemplates';
+
+export const PROMPT_CHAR_BUDGET = PROMPT_TEMPLATES.charBudget;
 export const STOP_TOKEN = '<|eot_id|>';
 /** The reference harness's generation length: long `exit(message=...)` answers fit. */
 export const DEFAULT_MAX_TOKENS = 2048;
-export const PAST_OBSERVATION = '** Simplified html **';
+export const PAST_OBSERVATION = PROMPT_TEMPLATES.actor.pastObservation;
 
-const USER_HEADER = '<|eot_id|><|start_header_id|>user<|end_header_id|>\n';
-const ASSISTANT_HEADER = '<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n';
+const { actor } = PROMPT_TEMPLATES;
 
 function round(index: number, observation: string): string {
-  return `Round ${index}\n\n${USER_HEADER}${observation}\n\n${ASSISTANT_HEADER}`;
+  return fillTemplate(actor.round, { index, observation });
 }
 
 /** What the trace's `prompt` field holds for a round: the stub that stands for its observation later on. */
@@ -27,7 +29,7 @@ export function pastObservation(index: number, intent: string): string {
 }
 
 function historyText(intent: string, pastResponses: readonly string[]): string {
-  return pastResponses.map((response, i) => `${round(i, pastObservation(i, intent))}${response}\n\n`).join('');
+  return pastResponses.map((response, i) => fillTemplate(actor.pastRound, { round: round(i, pastObservation(i, intent)), response })).join('');
 }
 
 /** The characters of the current observation the prompt keeps after this history. */
@@ -38,5 +40,5 @@ export function observationRoom(intent: string, pastResponses: readonly string[]
 export function buildPrompt(intent: string, pastResponses: readonly string[], html: string): string {
   const room = observationRoom(intent, pastResponses);
   const observation = html.length > room ? html.slice(0, room) : html;
-  return `Task Instruction: ${intent}\n\n${historyText(intent, pastResponses)}${round(pastResponses.length, observation)}`;
+  return fillTemplate(actor.prompt, { intent, history: historyText(intent, pastResponses), round: round(pastResponses.length, observation) });
 }

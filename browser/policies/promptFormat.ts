@@ -15,8 +15,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
-import type { PromptFormat as PromptFormatName } from '../../models/train/trainerContract';
 import { buildPrompt, observationRoom, pastObservation, STOP_TOKEN } from './prompt';
+import type { PromptFormatName } from './promptFormatNames';
 
 export interface PromptFormat {
   readonly name: PromptFormatName;

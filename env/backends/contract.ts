@@ -9,10 +9,10 @@
 import type { BrowserContext } from 'playwright-core';
 import type { z } from 'zod';
 import type { EpisodeEnvironment } from '../../browser/contract';
-import type { Config } from '../../config/schema';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import type { EmbeddedSites } from '../embeddedSites';
-import type { EvaluatorOptions } from '../evaluators/evaluator';
+import type { EvaluatorOptions } from '../evaluators/harnesses/registry';
+import type { FuzzyJudge } from '../evaluators/judge';
 import type { SiteUrls } from '../siteUrls';
 import type { EvolveRequest } from '../tasks/evolve';
 import type { WebArenaTask } from '../tasks/schema';
@@ -36,7 +36,16 @@ export type BackendSettingsSchema = z.ZodObject;
 /** What a backend's cross-field rules read of the whole config (as parsed, before its defaults resolve). */
 export interface ConfigIssueInput {
   campaign: { phase: { curriculum: boolean } };
-  models: Pick<Config['models'], 'judge' | 'taskGenerator'>;
+  models: { judge?: { backend: string }; taskGenerator: { backend: string } };
+}
+
+/**
+ * What the campaign lends a backend beside its own settings, made from the config by the caller: a
+ * backend reads its settings and these, never the whole config.
+ */
+export interface BackendServices {
+  /** The judge `models.judge` names (WebArena's fuzzy_match and ua_match); made when asked. */
+  judge(): FuzzyJudge;
 }
 
 /** One cross-field problem a backend finds in a whole config (its path from the config's root). */
@@ -97,6 +106,8 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv;
   /** Skip the sign-ins (no browser); the other checks still run. */
   skipLogin?: boolean;
+  /** Phase 0 trains the embedded actor on oracle demonstrations: the train split must hold tasks with oracle plans. */
+  demonstrationsNeedOraclePlans?: boolean;
 }
 
 export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S extends BackendSettings = z.output<Schema> & BackendSettings> {
@@ -111,14 +122,14 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
   /** Its train and test splits. */
   readonly tasks: TaskSource<S>;
   /** How its evaluators score (harness, judge, accounts). */
-  scoring(config: Config, settings: S): Scoring;
+  scoring(settings: S, services: BackendServices): Scoring;
   /**
    * Opens episodes on the given tasks (the `EpisodeEnvironment` contract, browser/contract.ts). An
    * environment whose episodes end by themselves says so through `PreparedEpisode.ended`, and the episode
    * stops there (miniwob: the page's end of episode); embedded and webarena leave it unset, their episodes
    * ending at the agent's exit or the episode's limits, as WebArena's.
    */
-  open(workers: WorkerResources, config: Config, settings: S, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment>;
+  open(workers: WorkerResources, services: BackendServices, settings: S, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment>;
   /**
    * Optional per-phase preparation (resets, health); `once` runs the resets at most once per phase and
    * moment. A backend that has one makes the workflow run it (the workflow input's `environmentChecks`).
@@ -131,10 +142,12 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
   ): Promise<Preparation>;
   /** Its oracle, if it has one: the tasks phase 0 can demonstrate (they carry oracle plans). */
   readonly oracle?: { demonstrable(tasks: readonly EnvironmentTask[]): EnvironmentTask[] };
+  /** The family a task id of its own belongs to (MiniWoB++'s task type), for the report's per-type curves; undefined for another's. */
+  taskType?(taskId: string): string | undefined;
   /** The curriculum's own task evolution over its world, if it has one (else new tasks come from a chat generator). */
   evolve?(settings: S, request: Omit<EvolveRequest, 'worldSeed'>): EnvironmentTask[];
   /** The pre-start check (`webrl config check`, `campaign start`, `campaign run`): every problem, one line each. */
-  check(config: Config, settings: S, options: PreflightOptions): Promise<string[]>;
+  check(settings: S, options: PreflightOptions): Promise<string[]>;
   /** What the pre-start check's error names (`campaign.environment (<subject>)`). */
   readonly checkSubject: string;
 }

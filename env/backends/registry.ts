@@ -5,7 +5,6 @@
  * under env/backends/, its import here and its entries in `environmentSettings` and `BACKENDS`.
  */
 import { z } from 'zod';
-import type { Config } from '../../config/schema';
 import { ConfigError } from '../../config/errors';
 import type { BackendSettingsSchema, EnvironmentBackend, PreflightOptions } from './contract';
 import * as embedded from './embedded';
@@ -16,8 +15,8 @@ import * as webarena from './webarena';
  * `campaign.environment`: one member per registered backend, told apart by `backend`; the first is the
  * default (a config that names none). Each backend's folder exports `settings` (this schema) and
  * `backend` (the rest of the contract); a backend is registered by its import above and its entry here
- * and in BACKENDS. (The schemas are listed apart from the backends because the config's type is built
- * from them, and the backends' types refer to the config's.)
+ * and in BACKENDS. (The schemas are listed apart from the backends so that the config's type keeps
+ * each member's own type; BACKENDS widens them to the union.)
  */
 export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings, miniwob.settings], {
   error: (issue: { code?: string }): string | undefined =>
@@ -49,20 +48,37 @@ export function findBackend(name: unknown): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => backend.name === name);
 }
 
+/** The task type a registered backend gives a task id (MiniWoB++'s `miniwob:<type>:<seed>`), if one does. */
+export function taskTypeOf(taskId: string): string | undefined {
+  for (const backend of BACKENDS) {
+    const type = backend.taskType?.(taskId);
+    if (type !== undefined) return type;
+  }
+  return undefined;
+}
+
 /** The registered backend whose settings have `field` (a section of its own, such as `webarena`), if any. */
 export function backendWithField(field: string): RegisteredBackend | undefined {
   return BACKENDS.find((backend) => field in backend.settings.shape);
 }
 
+/** What the registry reads of a config: the campaign's environment (and, for the pre-start check, the actor's backend). */
+export interface EnvironmentChoice {
+  campaign: { environment: EnvironmentSettings };
+}
+
 /** The campaign's backend with its settings. */
-export function backendOf(config: Config): { backend: RegisteredBackend; settings: EnvironmentSettings } {
+export function backendOf(config: EnvironmentChoice): { backend: RegisteredBackend; settings: EnvironmentSettings } {
   const settings = config.campaign.environment;
   return { backend: backendNamed(settings.backend), settings };
 }
 
 /** The pre-start check of the campaign's backend: one `ConfigError` listing every problem. */
-export async function assertEnvironmentReady(config: Config, options: PreflightOptions = {}): Promise<void> {
+export async function assertEnvironmentReady(
+  config: EnvironmentChoice & { models: { actor: { backend: string } } },
+  options: PreflightOptions = {},
+): Promise<void> {
   const { backend, settings } = backendOf(config);
-  const problems = await backend.check(config, settings, options);
+  const problems = await backend.check(settings, { ...options, demonstrationsNeedOraclePlans: config.models.actor.backend === 'embedded' });
   if (problems.length) throw new ConfigError(`campaign.environment (${backend.checkSubject})`, problems);
 }

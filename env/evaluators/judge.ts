@@ -6,7 +6,6 @@
  * seeded data.
  */
 import type OpenAI from 'openai';
-import type { ModelsConfig } from '../../config/schema';
 import type { ModelSecrets } from '../../config/secrets';
 import { chatText, excerpt, type ChatOptions } from '../../models/remote/chatText';
 import { createClient, describeEndpoint } from '../../models/remote/openaiClient';
@@ -143,8 +142,13 @@ export class LlmJudge implements FuzzyJudge {
   }
 }
 
+/** What createJudge reads of `models.judge` (the config owns its schema). */
+export type JudgeSettings =
+  | { backend: 'embedded' }
+  | { backend: 'chat'; baseUrl: string; model: string; timeoutMs: number; maxAttempts: number; retryDelayMs: number; maxTokens: number };
+
 /** The judge `models.judge` names (absent or `embedded`: the deterministic judge); the key comes from the environment. */
-export function createJudge(config: ModelsConfig['judge'], secrets: ModelSecrets = {}): FuzzyJudge {
+export function createJudge(config: JudgeSettings | undefined, secrets: ModelSecrets = {}): FuzzyJudge {
   if (!config || config.backend === 'embedded') return new DeterministicJudge();
   return new LlmJudge({
     baseURL: config.baseUrl,

@@ -3,16 +3,20 @@
  * (building one resolves placeholders and compiles its checks). Shared by every `EpisodeEnvironment`.
  */
 import type { WebArenaTask } from '../tasks/schema';
-import { buildEvaluator, type EvaluatorOptions, type TaskEvaluator } from './evaluator';
+import type { EvaluationHarness, TaskEvaluator } from './harnesses/contract';
+import { buildEvaluator, evaluationHarness, type EvaluatorOptions } from './harnesses/registry';
 
 export class EvaluatedTasks {
   private readonly tasks = new Map<string, WebArenaTask>();
   private readonly evaluators = new Map<string, TaskEvaluator>();
+  /** The harness that scores them, chosen once. */
+  readonly harness: EvaluationHarness;
 
   constructor(
     tasks: readonly WebArenaTask[],
     private readonly options: EvaluatorOptions,
   ) {
+    this.harness = evaluationHarness(options.harness);
     for (const task of tasks) this.tasks.set(String(task.task_id), task);
   }
 
@@ -27,7 +31,7 @@ export class EvaluatedTasks {
     if (!task) throw new Error(`task ${taskId} is not in this environment's task set`);
     let evaluator = this.evaluators.get(key);
     if (!evaluator) {
-      evaluator = buildEvaluator(task, this.options);
+      evaluator = buildEvaluator(task, this.options, this.harness);
       this.evaluators.set(key, evaluator);
     }
     return { task, evaluator };

@@ -6,9 +6,11 @@
  * every task at once, the other loaders throw the first.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { checkTask, type EvaluatorOptions, type ScoringHarness, type TaskEvaluator } from '../evaluators/evaluator';
+import type { TaskEvaluator } from '../evaluators/harnesses/contract';
+import type { HarnessName } from '../evaluators/harnesses/names';
+import { evaluationHarness, harnessOfTasks, type EvaluatorOptions } from '../evaluators/harnesses/registry';
 import { TaskConfigError, formatZodPath, webArenaTaskSchema, type WebArenaTask } from './schema';
-import { packagedTaskSet, selectSubset } from '../evaluators/verified/dataset';
+import { packagedTaskSet, selectSubset } from '../evaluators/harnesses/verified/dataset';
 import { fromVerified, isSubset, isVerifiedItem, verifiedTaskSchema } from './verified';
 
 export interface LoadedTask {
@@ -103,12 +105,13 @@ export function countTasks(tasks: readonly WebArenaTask[]): TaskCounts {
   return { total: tasks.length, bySite, byEvalType };
 }
 
-/** Builds every task's evaluator it can, and collects every problem of the others. */
+/** Builds every task's evaluator it can under the harness `options` names, and collects every problem of the others. */
 export function checkTasks(tasks: readonly WebArenaTask[], options: EvaluatorOptions): { tasks: LoadedTask[]; problems: TaskConfigError[] } {
+  const harness = evaluationHarness(options.harness);
   const loaded: LoadedTask[] = [];
   const problems: TaskConfigError[] = [];
   for (const config of tasks) {
-    const checked = checkTask(config, options);
+    const checked = harness.checkTask(config, options);
     problems.push(...checked.problems);
     if (checked.evaluator && checked.problems.length === 0) loaded.push({ config, evaluator: checked.evaluator });
   }
@@ -140,7 +143,7 @@ export interface TaskFileReport {
   /** Counts over the tasks that passed the schema. */
   counts: TaskCounts;
   /** The harness the tasks were checked under. */
-  harness: ScoringHarness;
+  harness: HarnessName;
 }
 
 /**
@@ -150,7 +153,7 @@ export interface TaskFileReport {
 export async function validateTaskFile(path: string, options: EvaluatorOptions & { maxBytes?: number }): Promise<TaskFileReport> {
   const data = await readTaskJson(path, options.maxBytes);
   const parsed = parseTasksReport(data);
-  const harness = options.harness ?? detectedHarness(parsed.tasks);
+  const harness = options.harness ?? harnessOfTasks(parsed.tasks).name;
   const built = checkTasks(parsed.tasks, { ...options, harness });
   const problems = [...parsed.problems, ...built.problems];
   return {
@@ -161,9 +164,4 @@ export async function validateTaskFile(path: string, options: EvaluatorOptions &
     counts: countTasks(parsed.tasks),
     harness,
   };
-}
-
-/** A file of WebArena-Verified tasks is checked under its own harness, any other under WebArena-Lite's. */
-export function detectedHarness(tasks: readonly WebArenaTask[]): ScoringHarness {
-  return tasks.length > 0 && tasks.every((task) => task.verified) ? 'webarena-verified' : 'webarena-lite';
 }

@@ -3,7 +3,7 @@
  * `intent`, `eval` as a list of evaluator configs, `revision`) and its subsets (`{ task_ids }`).
  * A Verified task is checked here at the file boundary, then carried as an `EnvironmentTask` whose
  * only eval type is `webarena_verified` and whose `verified` field is the task as the file has it:
- * the official evaluator (env/evaluators/verified/) scores it from that, placeholders and all.
+ * the official evaluator (env/evaluators/harnesses/verified/) scores it from that, placeholders and all.
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';

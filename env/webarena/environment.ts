@@ -7,12 +7,11 @@
  */
 import type { BrowserContext } from 'playwright-core';
 import type { EpisodeEnvironment, EpisodeTask, PreparedEpisode } from '../../browser/contract';
-import type { WebArenaConfig } from '../../config/schema';
+import type { WebArenaConfig } from '../backends/webarena/settings';
 import { startUrlOf } from '../tasks/episodeTask';
 import { DeterministicJudge, type FuzzyJudge } from '../evaluators/judge';
 import { EvaluatedTasks } from '../evaluators/taskSet';
-import type { ScoringHarness } from '../evaluators/evaluator';
-import { NetworkRecorder, storedHar } from '../evaluators/verified/network';
+import type { HarnessName } from '../evaluators/harnesses/names';
 import type { SiteUrls } from '../siteUrls';
 import type { WebArenaTask } from '../tasks/schema';
 import { showsLoginForm, SiteSessions } from './sessions';
@@ -155,12 +154,12 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
   constructor(
     private readonly sites: WebArenaSites,
     tasks: readonly WebArenaTask[],
-    private readonly scoring: { judge?: FuzzyJudge; harness?: ScoringHarness } = {},
+    scoring: { judge?: FuzzyJudge; harness?: HarnessName } = {},
   ) {
     this.tasks = new EvaluatedTasks(tasks, {
       siteUrls: sites.urls,
       judge: scoring.judge ?? new DeterministicJudge(),
-      harness: scoring.harness ?? 'webarena-lite',
+      ...(scoring.harness ? { harness: scoring.harness } : {}),
     });
   }
 
@@ -171,8 +170,8 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
       const state = await this.sites.sessions.validState(site);
       if (state?.cookies.length) await context.addCookies(state.cookies);
     }
-    // WebArena-Verified scores the episode's requests too: they are recorded from its first one.
-    const recorder = this.scoring.harness === 'webarena-verified' ? new NetworkRecorder(context) : undefined;
+    // A harness that scores more than the final page (WebArena-Verified: the requests) records it from the episode's first request.
+    const recording = this.tasks.harness.recordEpisode?.(context);
     return {
       startUrl: startUrlOf(task, this.sites.urls),
       evaluate: async (page, answer) => {
@@ -183,10 +182,10 @@ export class WebArenaEnvironment implements EpisodeEnvironment {
             throw new SessionExpired(`the session on site ${site.name} ended during the episode (its sign-in form is shown); signing in again`);
           }
         }
-        if (!recorder) return evaluator.evaluate(page, answer);
-        const network = await recorder.stop();
-        const scored = await evaluator.evaluate(page, answer, { network });
-        return { ...(typeof scored === 'number' ? { score: scored, details: {} } : scored), files: { 'network.har': storedHar(network) } };
+        if (!recording) return evaluator.evaluate(page, answer);
+        const { evidence, files } = await recording.stop();
+        const scored = await evaluator.evaluate(page, answer, evidence);
+        return { ...(typeof scored === 'number' ? { score: scored, details: {} } : scored), files };
       },
       dispose: async () => {},
     };

@@ -5,13 +5,14 @@
  * to demonstrate. All problems come back together, each naming its site and the tasks it affects.
  */
 import { chromium } from 'playwright-core';
-import type { Config, WebArenaConfig } from '../../config/schema';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
 import type { PreflightOptions } from '../backends/contract';
+import type { WebArenaConfig } from '../backends/webarena/settings';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
 import { withOraclePlans, type WebArenaTask } from '../tasks/schema';
-import { ensureWebArenaVerified } from '../evaluators/verified/environment';
+import type { EvaluationHarness } from '../evaluators/harnesses/contract';
+import { evaluationHarness, registeredHarnesses } from '../evaluators/harnesses/registry';
 import { SITE_NAMES } from '../siteUrls';
 import { accountOf, signIn } from './sessions';
 import { resetHookProblems, siteUrlsOf, unavailableSites, webArenaSites } from './sites';
@@ -39,26 +40,34 @@ function taskList(tasks: readonly WebArenaTask[]): string {
   return `task${ids.length === 1 ? '' : 's'} ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ` and ${ids.length - 20} more` : ''}`;
 }
 
+/**
+ * Why `harness` refuses tasks it does not score: the harness that alone scores them all is named as
+ * the fix; tasks that several would score are just not in this one's format.
+ */
+function formatMismatch(harness: EvaluationHarness, tasks: readonly WebArenaTask[]): string {
+  const fitting = registeredHarnesses().filter((other) => tasks.every((task) => other.scores(task)));
+  if (fitting.length === 1) return `are ${fitting[0]!.taskKind} tasks: set harness: ${fitting[0]!.name}`;
+  return `are not in ${harness.taskKind}'s format, which harness ${harness.name} scores`;
+}
+
 /** Every problem that would stop a `webarena` campaign (its task files, its sites' URLs, health and accounts); empty when it may start. */
-export async function sitesAndTasksProblems(config: Config, webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
+export async function sitesAndTasksProblems(webarena: WebArenaConfig, options: PreflightOptions): Promise<string[]> {
   const env = options.env ?? process.env;
   const problems: string[] = [];
   const tasks: WebArenaTask[] = [];
+  const harness = evaluationHarness(webarena.harness);
   for (const split of ['train', 'test'] as const) {
     try {
       const loaded = await loadTaskSource(webarena.tasks[split], options.store);
       if (loaded.length === 0) problems.push(`campaign.environment.webarena.tasks.${split}: ${describeSource(webarena.tasks[split])} holds no tasks`);
-      // WebArena-Verified's tasks are scored by its evaluator only, and it scores nothing else.
-      const verifiedHarness = webarena.harness === 'webarena-verified';
-      const mismatched = loaded.filter((task) => Boolean(task.verified) !== verifiedHarness);
+      // A harness scores the tasks of its own format only (WebArena-Verified's evaluator, none other).
+      const mismatched = loaded.filter((task) => !harness.scores(task));
       if (mismatched.length) {
-        const why = verifiedHarness
-          ? "are not in WebArena-Verified's format, which harness webarena-verified scores"
-          : 'are WebArena-Verified tasks: set harness: webarena-verified';
+        const why = formatMismatch(harness, mismatched);
         problems.push(`campaign.environment.webarena.tasks.${split}: ${taskList(mismatched)} of ${describeSource(webarena.tasks[split])} ${why}`);
       }
       tasks.push(...loaded);
-      if (split === 'train' && config.models.actor.backend === 'embedded' && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
+      if (split === 'train' && options.demonstrationsNeedOraclePlans && loaded.length > 0 && withOraclePlans(loaded).length === 0) {
         problems.push(
           `campaign.environment.webarena.tasks.train: phase 0 trains the embedded actor on oracle demonstrations, and no task of ${describeSource(webarena.tasks.train)} has an oracle plan (use tasks from webrl env export, or a completions actor)`,
         );
@@ -67,11 +76,8 @@ export async function sitesAndTasksProblems(config: Config, webarena: WebArenaCo
       problems.push(`campaign.environment.webarena.tasks.${split}: ${(error as Error).message}`);
     }
   }
-  if (webarena.harness === 'webarena-verified') {
-    await ensureWebArenaVerified().catch((error: unknown) =>
-      problems.push(`campaign.environment.webarena.harness: WebArena-Verified's evaluator is not available: ${(error as Error).message}`),
-    );
-  }
+  const unavailable = await harness.unavailable?.();
+  if (unavailable) problems.push(`campaign.environment.webarena.harness: ${unavailable}`);
   const sites = webArenaSites(webarena);
   const urls = siteUrlsOf(sites);
   const bySite = new Map<string, WebArenaTask[]>();

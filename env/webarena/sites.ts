@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { WebArenaConfig, WebArenaSiteSettings } from '../../config/schema';
+import type { WebArenaConfig, WebArenaSiteSettings } from '../backends/webarena/settings';
 import { credentialVariables, LOGIN_FORMS, type LoginForm } from '../loginForms';
 import { SITE_NAMES, type SiteName, type SiteUrls } from '../siteUrls';
 

@@ -9,7 +9,7 @@
  */
 import { join, resolve } from 'node:path';
 import { chatTemplateFormat } from '../../browser/policies/promptFormat';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { ensureSmolLM2, ensureTrainerEnvironment } from '../../trainers/torch/environment';
 import { startCriticServer, type RunningCriticServer } from '../criticServer';
 import { stackPaths } from '../stack';

@@ -1,6 +1,6 @@
 /** Settings several model backends share: a remote endpoint's transport (keys come from the environment, config/secrets.ts). */
 import { z } from 'zod';
-import { httpUrl } from '../../config/schema';
+import { httpUrl } from '../../config/fields';
 
 export const endpointFields = {
   /** OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 */

@@ -13,6 +13,7 @@
  * variants of each answer among the top tokens (" YES", "Yes", ...). A reply with neither answer among
  * its top tokens is malformed (retried, then a RemoteModelError).
  */
+import { fillTemplate, PROMPT_TEMPLATES } from '../../browser/policies/promptTemplates';
 import { targetText } from '../actionTarget';
 import type { OrmVerdict, OutcomeJudge } from '../orm';
 import { verdict } from '../orm';
@@ -33,13 +34,9 @@ export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
 
 /**
  * WebRL's ORM system text, character for character (scripts/process_data.py, build_rm_data): the
- * released ORM was trained on it, typographic apostrophes included.
+ * released ORM was trained on it, typographic apostrophes included (browser/policies/promptTemplates.ts).
  */
-export const ORM_SYSTEM_PROMPT =
-  'You are an expert in evaluating the performance of a website navigation agent. The agent is designed to ' +
-  "help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent's action " +
-  'history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is ' +
-  'successful or not. You must respond with YES or NO.';
+export const ORM_SYSTEM_PROMPT = PROMPT_TEMPLATES.orm.system;
 
 /** One action line as WebRL writes it: the raw output's lines joined with '; ', trimmed. */
 export function ormActionLine(response: string): string {
@@ -51,15 +48,15 @@ export function ormActionLine(response: string): string {
  * newline, then a blank line before the page.
  */
 export function ormUserTurn(state: ModelState, options: { maxObservationChars?: number; actionTargets?: boolean } = {}): string {
-  const { maxObservationChars = 16384 - 512, actionTargets = false } = options;
+  const { maxObservationChars = PROMPT_TEMPLATES.charBudget, actionTargets = false } = options;
   const actions = state.history
     .map((round) => {
       const line = ormActionLine(round.response);
-      return `${actionTargets && round.target ? `${line} ${targetText(round.target)}` : line}\n`;
+      return fillTemplate(PROMPT_TEMPLATES.orm.actionLine, { action: actionTargets && round.target ? `${line} ${targetText(round.target)}` : line });
     })
     .join('');
   const page = state.observation.html.slice(0, maxObservationChars).trim();
-  return `The User Intent:\n${state.intent.trim()}\n\nAction History:\n${actions}\nThe Current Screenshot:\n${page}`;
+  return fillTemplate(PROMPT_TEMPLATES.orm.user, { intent: state.intent.trim(), actions, page });
 }
 
 function logSumExp(values: number[]): number {

@@ -4,11 +4,16 @@
  * webrl-torch's depend on LoRA or full fine-tuning, docs/torch-trainer.md), the discount and the WebRL
  * objective's constants, the same numbers the embedded trainer uses.
  */
-import type { Config } from '../../config/schema';
 import { NEGATIVE_ADVANTAGE, POSITIVE_ADVANTAGE, WEBRL_BETA } from '../train/objectives';
 import { trainerVariables, type Objective } from '../train/trainerContract';
 
-export function objectiveEnvironment(objective: Objective, training: Config['campaign']['training']): Record<string, string> {
+/** What it reads of `campaign.training`. */
+export interface ObjectiveTraining {
+  learningRates: Partial<Record<Objective, number>>;
+  gamma: number;
+}
+
+export function objectiveEnvironment(objective: Objective, training: ObjectiveTraining): Record<string, string> {
   return trainerVariables({
     learningRate: training.learningRates[objective],
     gamma: training.gamma,

@@ -1,6 +1,6 @@
 /**
  * The external trainer's contract, named once on this side: its objectives, the data formats of
- * `{data}`, and the variables a job is told. The Python trainer reads the same names from
+ * `{data}`, and the variables a job is told (the prompt formats are browser/policies/promptFormatNames.ts's). The Python trainer reads the same names from
  * trainers/torch/webrl_torch/trainer-contract.json, generated from this module
  * (test/harness/contractFiles.ts; test/contract.test.ts fails when it is stale).
  */
@@ -10,14 +10,6 @@ export type Objective = (typeof OBJECTIVES)[number];
 /** `training-records` (a completions actor's records, models/train/trainingRecord.ts) or the embedded trainer's rows. */
 export const DATA_FORMATS = ['training-records', 'examples'] as const;
 export type DataFormat = (typeof DATA_FORMATS)[number];
-
-/**
- * How a step's prompt was rendered and which end-of-turn text closes a response the trainer scores:
- * `webrl-llama3` (the released WebRL checkpoints' completion prompt; end of turn `<|eot_id|>`) or
- * `chat-template` (the model's own chat template; end of turn what it writes after an assistant message).
- */
-export const PROMPT_FORMATS = ['webrl-llama3', 'chat-template'] as const;
-export type PromptFormat = (typeof PROMPT_FORMATS)[number];
 
 export const TRAINER_VARIABLES = {
   model: 'WEBRL_TRAIN_MODEL',
@@ -33,7 +25,7 @@ export const TRAINER_VARIABLES = {
   betaHigh: 'WEBRL_TRAIN_BETA_HIGH',
   positiveAdvantage: 'WEBRL_TRAIN_POSITIVE_ADVANTAGE',
   negativeAdvantage: 'WEBRL_TRAIN_NEGATIVE_ADVANTAGE',
-  /** One of PROMPT_FORMATS (default webrl-llama3). */
+  /** One of PROMPT_FORMATS (browser/policies/promptFormatNames.ts; default webrl-llama3). */
   promptFormat: 'WEBRL_TRAIN_PROMPT_FORMAT',
   /** Tokens per prompt + response; unset = the model's context (max_position_embeddings). */
   maxLength: 'WEBRL_TRAIN_MAX_LENGTH',

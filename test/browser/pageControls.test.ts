@@ -7,7 +7,9 @@
  * 3. `default` gives ids to icons drawn with `content: url(...)` inside a clickable row;
  * 4. elements clickable only through script listeners get ids in both profiles;
  * 5. sprite icons are named by their class (`ui-icon-triangle-1-n`: up arrow), not by the sprite file,
- *    and an image's hover state does not rename it.
+ *    and an image's hover state does not rename it;
+ * 6. a link that wraps onto two lines gets an id in both profiles, though the centre of its box is over
+ *    other text (phone-book's addresses).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -227,6 +229,25 @@ describe('3-5. icons and script-bound controls', () => {
         await executor.execute({ kind: 'Click', element: up });
         assert.equal(await executor.page.evaluate(() => (document.getElementById('spinner') as HTMLInputElement).value), '2');
         assert.equal(idNamed(await executor.observe(), 'up arrow'), up, 'hovered, still "up arrow"');
+      });
+    });
+  }
+});
+
+describe('6. a link that wraps onto two lines', () => {
+  for (const profile of ['default', 'webrl'] as const) {
+    test(`${profile}: it gets an id and a Click on it follows it; MiniWoB++ phone-book's wrapped address link too`, async () => {
+      await onPage('wrapped-link.html', profile, async (executor) => {
+        const id = idOf(await executor.observe(), 'wrapped');
+        assert.ok(id !== undefined, 'the wrapped link has an id');
+        assert.equal((await executor.execute({ kind: 'Click', element: id }))?.ok, true);
+        assert.equal(await executor.page.title(), 'followed');
+      });
+      await onPage('miniwob:phone-book:1', profile, async (executor) => {
+        const o = await executor.observe();
+        const links = Array.from(o.html.matchAll(/<a id="\d+"[^>]*>([^<]*)<\/a>/g), (m) => m[1]!.trim());
+        const address = o.elements.find((e) => e.tag === 'a' && /\d/.test(e.fullText ?? e.text) && /[A-Za-z]/.test(e.text));
+        assert.ok(address, `an address link with an id among ${JSON.stringify(links)}`);
       });
     });
   }

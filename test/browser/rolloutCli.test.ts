@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerRolloutCommand } from '../../cli/rollout';
-import type { EpisodeOutcome } from '../../browser/episode';
+import type { EpisodeOutcome } from '../../browser/episodeRecord';
 import { readTraceFile } from '../../browser/traces';
 import { shopTasks } from './fixtures/shop';
 import { SITE_DIR } from './helpers';

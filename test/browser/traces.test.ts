@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EpisodeOutcome, EpisodeStep } from '../../browser/episode';
+import type { EpisodeOutcome, EpisodeStep } from '../../browser/episodeRecord';
 import { LocalTraceSink, parseTraceJsonl, readTraceFile, toTraceRows } from '../../browser/traces';
 
 let dir: string;

@@ -183,7 +183,10 @@ describe('the webarena backend on the embedded sites served in their own process
       },
     });
     const { backend, settings } = backendOf(config);
-    const problems = await backend.check(config, settings, { env: { ...process.env, WRONG_SHOPPING_PASSWORD: 'not-the-password' } });
+    const problems = await backend.check(settings, {
+      demonstrationsNeedOraclePlans: config.models.actor.backend === 'embedded',
+      env: { ...process.env, WRONG_SHOPPING_PASSWORD: 'not-the-password' },
+    });
     const text = problems.join('\n');
     assert.match(text, /no task of .*train-no-oracle\.json has an oracle plan/);
     assert.match(

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { registerTaskCommands } from '../../cli/tasks';
 import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites';
-import { buildEvaluator, type EvaluatorOptions } from '../../env/evaluators/evaluator';
+import { buildEvaluator, type EvaluatorOptions } from '../../env/evaluators/harnesses/registry';
 import { DeterministicJudge, LlmJudge } from '../../env/evaluators/judge';
 import { localEpisodeControl } from '../../env/http/siteServer';
 import { projectPath } from '../../env/sites/gitlab/data';

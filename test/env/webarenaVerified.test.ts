@@ -10,12 +10,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sharedVerifiedEvaluator, taskEvalResultSchema, type TaskEvalResult } from '../../env/evaluators/verified/client';
-import { scoreVerified } from '../../env/evaluators/verified/harness';
+import { sharedVerifiedEvaluator, taskEvalResultSchema, type TaskEvalResult } from '../../env/evaluators/harnesses/verified/client';
+import { scoreVerified } from '../../env/evaluators/harnesses/verified/harness';
 import { parseTasksReport, readTaskFile, validateTaskFile } from '../../env/tasks/loader';
 import type { WebArenaTask } from '../../env/tasks/schema';
 import { DeterministicJudge } from '../../env/evaluators/judge';
-import { storedHar } from '../../env/evaluators/verified/network';
+import { storedHar } from '../../env/evaluators/harnesses/verified/network';
 import { scrubStoredFile } from '../../storage/scrub';
 import { backend as webarenaBackend } from '../../env/backends/webarena';
 import { SitesUnavailable, type WorkerResources } from '../../env/backends/contract';
@@ -170,7 +170,7 @@ describe('WebArena-Verified', () => {
         },
       });
       if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
-      const problems = await sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+      const problems = await sitesAndTasksProblems(config.campaign.environment.webarena, { skipLogin: true, demonstrationsNeedOraclePlans: true });
       assert.ok(
         problems.includes('site miniwob is not a WebArena site (shopping, shopping_admin, reddit, gitlab, map, wikipedia); it is named by tasks 7, 8'),
         problems.join('\n'),
@@ -199,15 +199,15 @@ describe('WebArena-Verified', () => {
         .slice(0, 2)
         .map((t) => t.task_id)
         .join(', ');
-      const problemsUnder = async (harness: string) => {
+      const problemsUnder = async (harness: string, train = file) => {
         const config = parseConfig({
           campaign: {
             phase: { curriculum: false },
-            environment: { backend: 'webarena', webarena: { harness, sites: {}, tasks: { train: { path: file }, test: { path: file } } } },
+            environment: { backend: 'webarena', webarena: { harness, sites: {}, tasks: { train: { path: train }, test: { path: file } } } },
           },
         });
         if (config.campaign.environment.backend !== 'webarena') throw new Error('webarena expected');
-        return sitesAndTasksProblems(config, config.campaign.environment.webarena, { skipLogin: true });
+        return sitesAndTasksProblems(config.campaign.environment.webarena, { skipLogin: true, demonstrationsNeedOraclePlans: true });
       };
       const lite = await problemsUnder('webarena-lite');
       assert.ok(
@@ -219,6 +219,16 @@ describe('WebArena-Verified', () => {
       assert.ok(
         verified.some((p) => p.startsWith('site gitlab has no URL')),
         verified.join('\n'),
+      );
+      const plain = join(dir, 'plain.json');
+      const task = asWebArenaTask(generateTasks('test')[0]!);
+      await writeFile(plain, JSON.stringify([7, 8].map((task_id) => ({ ...task, task_id }))));
+      const mixed = await problemsUnder('webarena-verified', plain);
+      assert.ok(
+        mixed.includes(
+          `campaign.environment.webarena.tasks.train: tasks 7, 8 of ${plain} are not in WebArena-Verified's format, which harness webarena-verified scores`,
+        ),
+        mixed.join('\n'),
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { campaignConfigKey } from '../../campaign/control';
-import type { PhaseManifestData } from '../../campaign/manifest';
+import type { PhaseManifestData } from '../../activities/campaign/phaseManifest';
 import { configSha256 } from '../../config/frozen';
 import { parseConfig } from '../../config/load';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { freePort } from '../../infra/processes';
 import type { ArtifactStore, Manifest } from '../../storage/artifactStore';
 import type { TestStack } from './stack';

@@ -15,10 +15,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { startCampaign } from '../../campaign/control';
-import { readPhaseManifests, type PhaseManifestData } from '../../campaign/manifest';
+import type { PhaseManifestData } from '../../activities/campaign/phaseManifest';
+import { readPhaseManifests } from '../../campaign/manifest';
 import { parseConfig } from '../../config/load';
-import type { PromptFormat as PromptFormatName } from '../../models/train/trainerContract';
-import type { CompletionsActorConfig, Config, ConfigInput } from '../../config/schema';
+import type { PromptFormatName } from '../../browser/policies/promptFormatNames';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
+import type { Config, ConfigInput } from '../../config/campaignConfig';
 import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
 import { runWorkers } from '../../workers/run';
 import type { CampaignProgress } from '../../workflows/campaignTypes';
@@ -78,7 +80,7 @@ export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
     promptFormat?: PromptFormatName;
     tokenizer?: string;
     /** An SFT data file phase 0's actor trains on beside the oracle's demonstrations. */
-    sftData?: CompletionsActorConfig['sftData'];
+    sftData?: CompletionsActorSettings['sftData'];
   };
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };

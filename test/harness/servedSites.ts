@@ -11,7 +11,7 @@ import { credentialVariables } from '../../env/loginForms';
 import { EMBEDDED_USERNAMES } from '../../env/embeddedSites';
 import { startWebrl, type RunningWebrl } from './cli';
 import { parseConfig } from '../../config/load';
-import type { WebArenaConfig } from '../../config/schema';
+import type { WebArenaConfig } from '../../env/backends/webarena/settings';
 
 export interface ServedSites {
   urls: Record<EmbeddedSiteName, string>;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../config/load';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { Secret, type Secrets } from '../../config/secrets';
 import { startMinio } from '../../infra/minioServer';
 import { exited, freePort } from '../../infra/processes';

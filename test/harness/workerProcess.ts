@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../config/campaignConfig';
 import { exited } from '../../infra/processes';
 import type { TestStack } from './stack';
 

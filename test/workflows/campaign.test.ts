@@ -23,7 +23,7 @@ import {
   type CampaignWorkflowInput,
 } from '../../workflows/campaign';
 import type { CampaignProgress, PhaseSettings } from '../../workflows/campaignTypes';
-import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../../workflows/searchAttributes';
+import { CAMPAIGN_SEARCH_ATTRIBUTES } from '../../temporal/searchAttributes';
 import { dataset, model, permanentError, stubActivities, type StubActivities } from './stubActivities';
 
 const NAMESPACE = 'webrl-workflow-tests';
@@ -91,19 +91,23 @@ async function withCampaign<T>(
   });
 }
 
-/** Polls the progress query until `ready` holds (the workflow moves on its own; tests only watch). */
-async function progressWhen(
+/** Polls `probe` until `ready` holds (the workflow moves on its own; tests only watch). */
+async function when<T>(probe: () => Promise<T>, ready: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (ready(value)) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last seen: ${JSON.stringify(value).slice(0, 2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function progressWhen(
   handle: WorkflowHandle<typeof campaignWorkflow>,
   ready: (progress: CampaignProgress) => boolean,
   what: string,
 ): Promise<CampaignProgress> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const progress = await handle.query(progressQuery);
-    if (ready(progress)) return progress;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; progress: ${JSON.stringify(progress)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return when(() => handle.query(progressQuery), ready, what);
 }
 
 async function rejectedUpdate(promise: Promise<unknown>): Promise<string> {
@@ -223,8 +227,19 @@ describe('campaign workflow (stub activities on a dev server)', { timeout: 110_0
       const held = await progressWhen(handle, (p) => p.counts.demonstrations === 6, 'demonstrations to finish');
       assert.equal(held.status, 'paused');
       assert.equal(held.activity, null);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(stubs.inputs('trainSft').length, 0, 'no activity starts while paused');
+      // The workflow task that took the demonstrations' result in has completed: any activity it would
+      // have scheduled is in the history by now, recorded with that completion.
+      const events = await when(
+        async () => (await handle.fetchHistory()).events ?? [],
+        (events) => {
+          const done = events.findIndex((event) => event.activityTaskCompletedEventAttributes);
+          return done >= 0 && events.slice(done).some((event) => event.workflowTaskCompletedEventAttributes);
+        },
+        "the workflow task that took the demonstrations' result",
+      );
+      const scheduled = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      assert.deepEqual(scheduled, ['collectDemonstrations'], 'no activity is scheduled while paused');
+      assert.equal(stubs.inputs('trainSft').length, 0);
 
       await handle.signal(resumeSignal);
       const result = await handle.result();

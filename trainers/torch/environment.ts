@@ -18,9 +18,8 @@ import { fileURLToPath } from 'node:url';
 /** trainers/torch, where the package and its tests are. */
 export const packageDir = dirname(fileURLToPath(import.meta.url));
 const dataDir = resolve(process.env.WEBRL_DATA_DIR ?? '.webrl');
-const venv = join(dataDir, 'python', 'venv');
-const venvPython = join(venv, 'bin', 'python');
-const stampFile = join(venv, 'webrl-pins.sha256');
+/** Where the Python environments live: the data dir's `python/`. */
+export const pythonDir = join(dataDir, 'python');
 
 export function run(program: string, args: string[], cwd?: string): number {
   const result = spawnSync(program, args, { stdio: 'inherit', cwd });
@@ -33,29 +32,58 @@ function must(program: string, args: string[]): void {
   if (code !== 0) throw new Error(`${program} ${args.join(' ')} exited with ${code}`);
 }
 
-/** Creates or refills the environment when needed; returns its python. */
-export function ensureTrainerEnvironment(): string {
-  const pins = createHash('sha256')
-    .update(readFileSync(join(packageDir, 'pyproject.toml')))
-    .digest('hex');
-  if (existsSync(venvPython) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === pins) {
-    console.log(`python: reusing ${venv} (pins unchanged)`);
-    return venvPython;
+/** A virtual environment under the data dir, filled by pip from PyPI and stamped with a hash of its pins. */
+export interface PythonEnvironment {
+  /** Prefix of its log lines. */
+  label: string;
+  dir: string;
+  /** What pip installs into it (arguments of `pip install`). */
+  install: string[];
+  /** A hash of whatever pins `install` resolves; a different one refills the environment. */
+  pins: string;
+  /** Said before the install, e.g. how large it is. */
+  installing: string;
+}
+
+/**
+ * Creates or refills `environment` when its stamp does not match its pins; returns its python. Each step
+ * is logged, so a first run on a fresh machine says what it installs and where.
+ */
+export function ensurePythonEnvironment(environment: PythonEnvironment): string {
+  const { label, dir } = environment;
+  const python = join(dir, 'bin', 'python');
+  const stampFile = join(dir, 'webrl-pins.sha256');
+  if (existsSync(python) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === environment.pins) {
+    console.log(`${label}: reusing ${dir} (pins unchanged)`);
+    return python;
   }
   const started = Date.now();
-  if (!existsSync(venvPython)) {
-    const python = process.env.WEBRL_PYTHON ?? 'python3';
-    console.log(`python: creating ${venv} with ${python} (needs Python >= 3.11)`);
-    must(python, ['-m', 'venv', venv]);
+  if (!existsSync(python)) {
+    const base = process.env.WEBRL_PYTHON ?? 'python3';
+    console.log(`${label}: creating ${dir} with ${base} (needs Python >= 3.11)`);
+    must(base, ['-m', 'venv', dir]);
   } else {
-    console.log(`python: the pins in pyproject.toml changed; refilling ${venv}`);
+    console.log(`${label}: the pins changed; refilling ${dir}`);
   }
-  console.log('python: installing webrl-torch and its pinned dependencies from PyPI (a few GB on first use)');
+  console.log(`${label}: ${environment.installing}`);
   // --no-compile: byte-compiling every installed file (torch, transformers) costs minutes; imports compile what they use.
-  must(venvPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile', '--editable', `${packageDir}[test]`]);
-  writeFileSync(stampFile, `${pins}\n`);
-  console.log(`python: environment ready in ${Math.round((Date.now() - started) / 1000)} s`);
-  return venvPython;
+  must(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile', ...environment.install]);
+  writeFileSync(stampFile, `${environment.pins}\n`);
+  console.log(`${label}: environment ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  return python;
+}
+
+/** The trainer's environment, created or refilled when needed; returns its python. */
+export function ensureTrainerEnvironment(): string {
+  return ensurePythonEnvironment({
+    label: 'python',
+    dir: join(pythonDir, 'venv'),
+    install: ['--editable', `${packageDir}[test]`],
+    pins: createHash('sha256')
+      .update(readFileSync(join(packageDir, 'pyproject.toml')))
+      .digest('hex'),
+    installing: 'installing webrl-torch and its pinned dependencies from PyPI (a few GB on first use)',
+  });
 }
 
 /** Where the models below are cached: the data dir's `models/`. */

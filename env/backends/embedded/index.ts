@@ -35,9 +35,9 @@ export const backend: EnvironmentBackend<typeof embeddedSettings> = {
     load: async (settings, split) => embeddedSplit(settings.worldSeed, split),
   },
   scoring: () => ({ judge: new DeterministicJudge(), harness: 'webarena-lite', shopAdmin: EMBEDDED_SHOP_ADMIN_ACCOUNT }),
-  async open(workers, config, settings, tasks) {
+  async open(workers, services, settings, tasks) {
     const sites = await workers.embeddedSites(settings.worldSeed);
-    const { judge } = backend.scoring(config, settings);
+    const { judge } = backend.scoring(settings, services);
     return { environment: new EmbeddedEnvironment({ siteUrls: sites.urls, tasks, judge }), siteUrls: sites.urls };
   },
   oracle: { demonstrable: withOraclePlans },

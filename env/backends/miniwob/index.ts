@@ -8,6 +8,7 @@ import { withOraclePlans } from '../../tasks/schema';
 import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
 import { serveDirectory, type StaticServer } from '../../../browser/staticServer';
 import { MiniwobEnvironment } from './environment';
+import { parseMiniwobTaskId } from './episode';
 import { evolveMiniwobTasks } from './evolve';
 import { ensureMiniwobPages } from './package';
 import { miniwobConfigIssues, miniwobSettings, type MiniwobSettings } from './settings';
@@ -50,12 +51,13 @@ export const backend: EnvironmentBackend<typeof miniwobSettings> = {
   },
   // The page scores the episode; the judge is never asked (the ORM rewards rollouts as on any backend).
   scoring: () => ({ judge: new DeterministicJudge(), harness: 'webarena-lite' }),
-  async open(workers, _config, settings) {
+  async open(workers, _services, settings) {
     const pages = await ensureMiniwobPages();
     const server = await workers.shared<Promise<StaticServer>>(`miniwob:server:${pages.root}`, () => serveDirectory(pages.root));
     return { environment: new MiniwobEnvironment({ root: pages.root, baseUrl: server.url, timeLimitMs: timeLimitMsOf(settings) }), siteUrls: {} };
   },
   oracle: { demonstrable: withOraclePlans },
+  taskType: (taskId) => parseMiniwobTaskId(taskId)?.type,
   // New tasks are train instances of the types the actor failed (evolve.ts); the campaign control has
   // loaded the train split (through `tasks.load`) before it asks for them.
   evolve(settings, request) {

@@ -3,7 +3,7 @@
  * and test splits (each task is a task type and a seed), and how long an episode may run.
  */
 import { z } from 'zod';
-import { environmentFields } from '../../../config/schema';
+import { environmentFields } from '../environmentFields';
 import type { ConfigIssue, ConfigIssueInput } from '../contract';
 import { EXCLUDED_TASK_TYPES, isTextTaskType } from './catalog';
 import { MINIWOB_VERSION } from './package';

@@ -3,8 +3,6 @@
  * env serve` deploys), task files in WebArena's format, signed-in sessions and episode caps per site,
  * the sites' resets and health before each phase, and either harness's evaluators.
  */
-import { loadModelSecrets } from '../../../config/secrets';
-import { createJudge } from '../../evaluators/judge';
 import { withOraclePlans } from '../../tasks/schema';
 import { WebArenaEnvironment, WebArenaSites } from '../../webarena/environment';
 import { loadTaskSource, sitesAndTasksProblems } from '../../webarena/preflight';
@@ -33,11 +31,11 @@ export const backend: EnvironmentBackend<typeof webarenaSettings> = {
     readsStore: (settings) => Object.values(settings.webarena.tasks).some((source) => 'key' in source),
   },
   // The shop helpers' admin account comes from the worker's environment (config/secrets.ts), as the judge's key.
-  scoring: (config, settings) => ({ judge: createJudge(config.models.judge, loadModelSecrets()), harness: settings.webarena.harness }),
-  async open(workers, config, settings, tasks) {
+  scoring: (settings, services) => ({ judge: services.judge(), harness: settings.webarena.harness }),
+  async open(workers, services, settings, tasks) {
     const sites = sitesOf(workers, settings);
     return {
-      environment: new WebArenaEnvironment(sites, tasks, backend.scoring(config, settings)),
+      environment: new WebArenaEnvironment(sites, tasks, backend.scoring(settings, services)),
       siteUrls: sites.urls,
       unavailable: async (task) => (await sites.unavailable(task.sites)).map((site) => site.message),
     };
@@ -61,6 +59,6 @@ export const backend: EnvironmentBackend<typeof webarenaSettings> = {
   },
   // Tasks exported by `webrl env export` carry oracle plans; WebArena's own do not.
   oracle: { demonstrable: withOraclePlans },
-  check: (config, settings, options) => sitesAndTasksProblems(config, settings.webarena, options),
+  check: (settings, options) => sitesAndTasksProblems(settings.webarena, options),
   checkSubject: 'webarena sites and tasks',
 };

@@ -708,8 +708,9 @@ function changeIssue(ctx: Ctx, change: (i: Issue) => Issue, message: string) {
   return redirect(`/${projectPath(p)}/-/issues/${issue.iid}`);
 }
 
-export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
-  const router = new Router<GitlabState>()
+/** The dashboard, explore, search and new-project pages. */
+function dashboardRoutes(router: Router<GitlabState>): void {
+  router
     .get('/', (ctx) => projectList(ctx, 'Projects', ctx.state.myProjects(), dashboardTabs('/')))
     .get('/dashboard/projects', (ctx) => projectList(ctx, 'Projects', ctx.state.myProjects(), dashboardTabs('/')))
     .get('/dashboard/projects/starred', (ctx) =>
@@ -727,7 +728,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
     .get('/dashboard/todos', todos)
     .get('/search', searchPage)
     .get('/projects/new', newProjectPage)
-    .post('/projects', createProject)
+    .post('/projects', createProject);
+}
+
+/** The profile and users' pages: starred projects, following, follow. */
+function userRoutes(router: Router<GitlabState>): void {
+  router
     .get('/-/profile', (ctx) => {
       const pr = ctx.state.profile;
       return layout(
@@ -788,7 +794,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
       if (s.following.has(user.username)) s.following.delete(user.username);
       else s.following.set(user.username, user.username);
       return redirect(`/${user.username}`);
-    })
+    });
+}
+
+/** A user's or project's page, starring a project, its commits. */
+function projectRoutes(router: Router<GitlabState>): void {
+  router
     .get('/:ns', (ctx) => userPage(ctx, ctx.params.ns ?? ''))
     .get('/:ns/:project', (ctx) => projectHome(ctx, project(ctx)))
     .post('/:ns/:project/-/star', (ctx) => {
@@ -809,7 +820,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
           </ul>`,
         projectSidebar(ctx, p),
       );
-    })
+    });
+}
+
+/** A project's issues: list, new, page, edit, close, reopen, assign, comment. */
+function issueRoutes(router: Router<GitlabState>): void {
+  router
     .get('/:ns/:project/-/issues', (ctx) => issuesList(ctx, project(ctx)))
     .get('/:ns/:project/-/issues/new', (ctx) => {
       const p = project(ctx);
@@ -866,7 +882,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
         (i) => (body ? { ...i, notes: [...i.notes, { author: ctx.state.me.username, body, date: ctx.state.clock.now() }] } : i),
         body ? 'Your comment was added.' : "Note can't be blank",
       );
-    })
+    });
+}
+
+/** A project's merge requests and their comments. */
+function mergeRequestRoutes(router: Router<GitlabState>): void {
+  router
     .get('/:ns/:project/-/merge_requests', (ctx) => mrList(ctx, project(ctx)))
     .get('/:ns/:project/-/merge_requests/:iid', (ctx) => {
       const p = project(ctx);
@@ -881,7 +902,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
       const body = (ctx.form.get('note[note]') ?? '').trim();
       if (body) s.mergeRequests.set(mr.id, { ...mr, notes: [...mr.notes, { author: s.me.username, body, date: s.clock.now() }] });
       return redirect(`/${projectPath(p)}/-/merge_requests/${iid}`);
-    })
+    });
+}
+
+/** A project's members and labels. */
+function memberAndLabelRoutes(router: Router<GitlabState>): void {
+  router
     .get('/:ns/:project/-/project_members', (ctx) => membersPage(ctx, project(ctx)))
     .post('/:ns/:project/-/project_members', (ctx) => {
       const s = ctx.state;
@@ -914,6 +940,12 @@ export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
       } else s.flash = title ? 'Title has already been taken' : "Title can't be blank";
       return redirect(`/${projectPath(p)}/-/labels`);
     });
+}
+
+export function createGitlabApp(base: GitlabBase): SiteApp<GitlabState> {
+  // In this order: a route is matched by the first pattern that fits (`/:ns` after the fixed paths).
+  const router = new Router<GitlabState>();
+  for (const routes of [dashboardRoutes, userRoutes, projectRoutes, issueRoutes, mergeRequestRoutes, memberAndLabelRoutes]) routes(router);
   return {
     name: 'gitlab',
     basePath: '',

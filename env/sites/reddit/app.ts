@@ -359,8 +359,9 @@ function forumRoute(ctx: Ctx): Html {
   return submissionPage(ctx, sub);
 }
 
-export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
-  const router = new Router<RedditState>()
+/** The front page, forum list, wiki, about and search pages. */
+function pageRoutes(router: Router<RedditState>): void {
+  router
     .get('/', (ctx) => frontPage(ctx, 'hot'))
     .get('/new', (ctx) => frontPage(ctx, 'new'))
     .get('/top', (ctx) => frontPage(ctx, 'top'))
@@ -401,7 +402,12 @@ export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
         html`<h1>Search results for "${q}"</h1>
           ${listing(ctx, '/search', ctx.state.search(q))}`,
       );
-    })
+    });
+}
+
+/** Submitting, forums (create, edit, subscribe), comments, votes and editing a submission. */
+function submissionRoutes(router: Router<RedditState>): void {
+  router
     .get('/submit', (ctx) => submitPage(ctx, undefined))
     .get('/submit/:forum', (ctx) => submitPage(ctx, ctx.params.forum))
     .post('/submit', createSubmission)
@@ -469,7 +475,12 @@ export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
       }));
       s.flash = 'The submission was edited.';
       return redirect(submissionUrl(next ?? sub));
-    })
+    });
+}
+
+/** A user's page, biography and account. */
+function userRoutes(router: Router<RedditState>): void {
+  router
     .get('/user/:name', userPage)
     .get('/user/:name/edit_biography', (ctx) => {
       const s = ctx.state;
@@ -505,12 +516,21 @@ export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
       s.bios.set(s.me, (ctx.form.get('user_biography[biography]') ?? '').trim());
       s.flash = 'Your biography was saved.';
       return redirect(`/user/${s.me}`);
-    })
-    .get('/f/:forum/:second?', forumRoute)
-    .get('/f/:forum/:id/:slug', (ctx) => {
-      const sub = ctx.state.submissions.get(intParam(ctx.params, 'id')) ?? notFound('submission');
-      return submissionPage(ctx, sub);
     });
+}
+
+/** A forum's listing and its submissions' pages. */
+function forumRoutes(router: Router<RedditState>): void {
+  router.get('/f/:forum/:second?', forumRoute).get('/f/:forum/:id/:slug', (ctx) => {
+    const sub = ctx.state.submissions.get(intParam(ctx.params, 'id')) ?? notFound('submission');
+    return submissionPage(ctx, sub);
+  });
+}
+
+export function createRedditApp(base: RedditBase): SiteApp<RedditState> {
+  // In this order: a route is matched by the first pattern that fits.
+  const router = new Router<RedditState>();
+  for (const routes of [pageRoutes, submissionRoutes, userRoutes, forumRoutes]) routes(router);
   return {
     name: 'reddit',
     basePath: '',

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS } from '../../../browser/policies/prompt';
 import { SFT_DATA_FORMATS } from '../../train/sftData';
-import { PROMPT_FORMATS } from '../../train/trainerContract';
+import { PROMPT_FORMATS } from '../../../browser/policies/promptFormatNames';
 import { endpointFields } from '../fields';
 
 export const settings = {

@@ -22,7 +22,7 @@ def step_record(i: int, *, success: bool, last: bool = True, ref_logprob=None, *
         "traceId": f"trace-{i}",
         "step": 0,
         "source": "rollout",
-        "prompt": f"Task: find the cheapest product number {i}. Round 0 <html> <button id=\"3\"> Search </button> </html>",
+        "prompt": f'Task: find the cheapest product number {i}. Round 0 <html> <button id="3"> Search </button> </html>',
         "response": 'do(action="Click", element="3")' if success else 'exit(message="no")',
         "nextPrompt": None if last else f"Task: find the cheapest product number {i}. Round 1 <html> </html>",
         "reward": 1.0 if success and last else 0.0,
@@ -65,7 +65,14 @@ def train_tiny_job(tiny_model: Path, directory: Path, objective: str, *, epochs:
     from webrl_torch.modeling import ModelOptions
     from webrl_torch.train import JobSpec, run
 
-    spec = JobSpec(objective=objective, data=str(write_jsonl(directory / "data.jsonl", step_records())), out=str(directory / "out"),
-                   model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8), epochs=epochs, batch_size=6, learning_rate=learning_rate)
+    spec = JobSpec(
+        objective=objective,
+        data=str(write_jsonl(directory / "data.jsonl", step_records())),
+        out=str(directory / "out"),
+        model=ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8),
+        epochs=epochs,
+        batch_size=6,
+        learning_rate=learning_rate,
+    )
     run(spec)
     return spec.out

@@ -1,20 +1,26 @@
 """Data-parallel through `accelerate launch`: two CPU processes (gloo) go on with a job one process began
 and end with the weights one process alone trains."""
+
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import orm_record, write_jsonl
 from safetensors.torch import load_file
 
 from webrl_torch import train as train_module
 from webrl_torch.modeling import ModelOptions
 from webrl_torch.train import JobSpec, run
 
-from conftest import orm_record, write_jsonl
-
-SETTINGS = {"WEBRL_TRAIN_OBJECTIVE": "orm", "WEBRL_TRAIN_EPOCHS": "2", "WEBRL_TRAIN_BATCH_SIZE": "4", "WEBRL_TRAIN_SEED": "5", "WEBRL_TRAIN_LEARNING_RATE": "0.01"}
+SETTINGS = {
+    "WEBRL_TRAIN_OBJECTIVE": "orm",
+    "WEBRL_TRAIN_EPOCHS": "2",
+    "WEBRL_TRAIN_BATCH_SIZE": "4",
+    "WEBRL_TRAIN_SEED": "5",
+    "WEBRL_TRAIN_LEARNING_RATE": "0.01",
+}
 
 
 def accelerate() -> str:
@@ -29,7 +35,9 @@ def test_accelerate_launch_with_two_cpu_processes_resumes_a_job_and_trains_the_w
 
     def spec(out: Path) -> JobSpec:
         model = ModelOptions(base_model=str(tiny_model), lora_rank=4, lora_alpha=8, gradient_checkpointing=False)
-        return JobSpec(objective="orm", data=str(data), out=str(out), model=model, epochs=2, batch_size=4, seed=5, learning_rate=0.01, max_length=256, checkpoint_every=2)
+        return JobSpec(
+            objective="orm", data=str(data), out=str(out), model=model, epochs=2, batch_size=4, seed=5, learning_rate=0.01, max_length=256, checkpoint_every=2
+        )
 
     with monkeypatch.context() as patch:
         patch.setattr(train_module.shutil, "rmtree", lambda *args, **kwargs: None)  # keep the step checkpoints
@@ -44,9 +52,39 @@ def test_accelerate_launch_with_two_cpu_processes_resumes_a_job_and_trains_the_w
 
     # ... and two processes launched by accelerate go on from it.
     command = [
-        accelerate(), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-        "-m", "webrl_torch.cli", "train", "--base-model", str(tiny_model), "--data", str(data), "--out", str(out), "--lora-rank", "4", "--lora-alpha", "8",
-        "--device", "cpu", "--dtype", "float32", "--no-gradient-checkpointing", "--max-length", "256", "--checkpoint-every", "2",
+        accelerate(),
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "-m",
+        "webrl_torch.cli",
+        "train",
+        "--base-model",
+        str(tiny_model),
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--lora-rank",
+        "4",
+        "--lora-alpha",
+        "8",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--no-gradient-checkpointing",
+        "--max-length",
+        "256",
+        "--checkpoint-every",
+        "2",
     ]
     result = subprocess.run(command, env={**os.environ, **SETTINGS}, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]

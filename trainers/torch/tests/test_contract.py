@@ -1,13 +1,15 @@
 """The external-trainer contract: exit codes, one-line reasons, nothing written on bad input, resume."""
+
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import step_record, step_records, write_jsonl
 from safetensors.torch import load_file
 
 from webrl_torch import train as train_module
@@ -15,8 +17,6 @@ from webrl_torch.cli import main
 from webrl_torch.modeling import ModelOptions
 from webrl_torch.testing.tiny import build_tiny_model
 from webrl_torch.train import JobSpec, run
-
-from conftest import step_record, step_records, write_jsonl
 
 
 def trainer(model: Path, data: Path, out: Path, objective: str = "actor-sft", *extra: str, **env: str) -> subprocess.CompletedProcess:
@@ -64,7 +64,9 @@ def test_a_wrong_record_schema_version_in_the_environment_exits_2(tiny_model, tm
 
 def test_a_job_reports_progress_and_exits_0_with_an_adapter_vllm_loads(tiny_model, tmp_path):
     out = tmp_path / "out"
-    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-lora-rank", "8", WEBRL_TRAIN_LEARNING_RATE="0.001")
+    result = trainer(
+        tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-lora-rank", "8", WEBRL_TRAIN_LEARNING_RATE="0.001"
+    )
     assert result.returncode == 0, result.stderr
     lines = [line.split() for line in result.stdout.splitlines() if line.startswith("PROGRESS ")]
     progress = [float(fields[1]) for fields in lines]
@@ -102,7 +104,11 @@ def test_a_lora_rank_above_the_serving_vllms_max_lora_rank_exits_2_before_any_wo
     previous.mkdir()
     (previous / "adapter_config.json").write_text(json.dumps({"r": 32, "bias": "none", "use_dora": False, "modules_to_save": None}))
     code, error = in_process(capsys, tiny_model, tmp_path, "--lora-rank", "4", "--init", str(previous), objective="actor-webrl")
-    assert code == 2 and error == f"webrl-torch: {previous / 'adapter_config.json'} r: 32 is above the serving vLLM's --max-lora-rank 8: vLLM would refuse the adapter this job continues"
+    assert (
+        code == 2
+        and error
+        == f"webrl-torch: {previous / 'adapter_config.json'} r: 32 is above the serving vLLM's --max-lora-rank 8: vLLM would refuse the adapter this job continues"
+    )
 
 
 def test_a_full_finetune_for_a_vllm_that_loads_lora_adapters_exits_2(tiny_model, tmp_path, capsys):
@@ -113,7 +119,17 @@ def test_a_full_finetune_for_a_vllm_that_loads_lora_adapters_exits_2(tiny_model,
 
 def test_a_nan_loss_stops_the_job_with_the_step_and_last_metrics_and_no_output(tiny_model, tmp_path):
     out = tmp_path / "out"
-    result = trainer(tiny_model, write_jsonl(tmp_path / "data.jsonl", step_records()), out, "actor-sft", "--max-grad-norm", "1e30", WEBRL_TRAIN_LEARNING_RATE="1e30", WEBRL_TRAIN_EPOCHS="4", WEBRL_TRAIN_BATCH_SIZE="6")
+    result = trainer(
+        tiny_model,
+        write_jsonl(tmp_path / "data.jsonl", step_records()),
+        out,
+        "actor-sft",
+        "--max-grad-norm",
+        "1e30",
+        WEBRL_TRAIN_LEARNING_RATE="1e30",
+        WEBRL_TRAIN_EPOCHS="4",
+        WEBRL_TRAIN_BATCH_SIZE="6",
+    )
     assert result.returncode == 3, result.stderr
     assert re.search(r"stopped at step \d of 4: the loss is (nan|inf|-inf) \(last metrics: ", last_line(result))
     assert not (out / "adapter_model.safetensors").exists()
@@ -153,9 +169,9 @@ def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninte
 
 
 def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch):
+    from webrl_torch import modeling
     from webrl_torch.cli import job_from, parser
     from webrl_torch.errors import InputError
-    from webrl_torch import modeling
     from webrl_torch.losses import WebRLConstants
 
     def job(*extra: str):
@@ -164,7 +180,14 @@ def test_the_objective_constants_prompt_format_and_max_length_come_from_the_envi
     monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", "actor-webrl")
     spec = job()
     assert (spec.constants, spec.prompt_format, spec.max_length, spec.learning_rate) == (WebRLConstants(), "webrl-llama3", None, 1e-5)
-    for name, value in (("BETA_LOW", "2"), ("BETA_HIGH", "3"), ("POSITIVE_ADVANTAGE", "0.5"), ("NEGATIVE_ADVANTAGE", "-0.2"), ("PROMPT_FORMAT", "chat-template"), ("MAX_LENGTH", "2048")):
+    for name, value in (
+        ("BETA_LOW", "2"),
+        ("BETA_HIGH", "3"),
+        ("POSITIVE_ADVANTAGE", "0.5"),
+        ("NEGATIVE_ADVANTAGE", "-0.2"),
+        ("PROMPT_FORMAT", "chat-template"),
+        ("MAX_LENGTH", "2048"),
+    ):
         monkeypatch.setenv(f"WEBRL_TRAIN_{name}", value)
     spec = job("--max-length", "512")  # the environment wins over the flag
     assert spec.constants == WebRLConstants(beta_low=2.0, beta_high=3.0, positive_advantage=0.5, negative_advantage=-0.2)
@@ -186,4 +209,3 @@ def test_the_objective_constants_prompt_format_and_max_length_come_from_the_envi
     monkeypatch.setenv("WEBRL_TRAIN_PROMPT_FORMAT", "chatml")
     with pytest.raises(InputError, match="WEBRL_TRAIN_PROMPT_FORMAT: expected webrl-llama3 or chat-template"):
         job()
-

@@ -1,4 +1,5 @@
 """serve-critic speaks webrl.critic/1 (models/remote/httpCritic.ts) over real HTTP."""
+
 import json
 import os
 import subprocess
@@ -7,16 +8,19 @@ import urllib.error
 import urllib.request
 
 import pytest
+from conftest import train_tiny_job
 
 from webrl_torch.critic_server import CriticService
 from webrl_torch.modeling import ModelOptions
 from webrl_torch.prompt import build_prompt
 
-from conftest import train_tiny_job
-
 STATES = [
-    {"intent": "Buy a lamp", "history": [], "observation": {"url": "http://shop/", "title": "Shop", "html": "<html> <button id=\"3\"> Go </button> </html>"}},
-    {"intent": "Buy a lamp", "history": ['do(action="Click", element="3")'], "observation": {"url": "http://shop/2", "title": "Lamps", "html": "<html> </html>"}},
+    {"intent": "Buy a lamp", "history": [], "observation": {"url": "http://shop/", "title": "Shop", "html": '<html> <button id="3"> Go </button> </html>'}},
+    {
+        "intent": "Buy a lamp",
+        "history": ['do(action="Click", element="3")'],
+        "observation": {"url": "http://shop/2", "title": "Lamps", "html": "<html> </html>"},
+    },
 ]
 
 
@@ -50,7 +54,22 @@ def post(url: str, body: object, key: str | None = None) -> tuple[int, dict]:
 
 def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic_checkpoint):
     environment = {**os.environ, "CRITIC_TEST_KEY": "s3cret-test-key"}
-    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--critic", critic_checkpoint, "--port", "0", "--dtype", "float32", "--api-key-env", "CRITIC_TEST_KEY"]
+    command = [
+        sys.executable,
+        "-m",
+        "webrl_torch.cli",
+        "serve-critic",
+        "--base-model",
+        str(tiny_model),
+        "--critic",
+        critic_checkpoint,
+        "--port",
+        "0",
+        "--dtype",
+        "float32",
+        "--api-key-env",
+        "CRITIC_TEST_KEY",
+    ]
     server = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
     try:
         url = None
@@ -95,7 +114,20 @@ def test_requests_name_their_critic_under_checkpoints_and_the_server_swaps_to_it
     heads = root / "phase-1" / "critic" / "heads.safetensors"
     save_file({name: tensor * 3 for name, tensor in load_file(str(heads)).items()}, str(heads))
     (tmp_path / "outside").mkdir()
-    command = [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), "--checkpoints", str(root), "--port", "0", "--dtype", "float32"]
+    command = [
+        sys.executable,
+        "-m",
+        "webrl_torch.cli",
+        "serve-critic",
+        "--base-model",
+        str(tiny_model),
+        "--checkpoints",
+        str(root),
+        "--port",
+        "0",
+        "--dtype",
+        "float32",
+    ]
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     try:
         url = None

@@ -1,8 +1,10 @@
 """Phase 0's data as the campaign sends it (WEBRL_TRAIN_DATA_FORMAT=examples: the embedded trainer's rows
 with structured states), and a phase's critic job, which gets the previous critic as {init}."""
+
 from pathlib import Path
 
 import pytest
+from conftest import write_jsonl
 from safetensors.torch import load_file
 
 from webrl_torch.errors import InputError
@@ -11,11 +13,13 @@ from webrl_torch.prompt import build_prompt, orm_messages
 from webrl_torch.records import read_examples
 from webrl_torch.train import JobSpec, run
 
-from conftest import write_jsonl
-
 
 def state(i: int, history: list) -> dict:
-    return {"intent": f"Buy lamp {i}", "history": history, "observation": {"url": "http://shop/", "title": "", "html": f'<html> <button id="3"> Lamp {i} </button> </html>', "elements": []}}
+    return {
+        "intent": f"Buy lamp {i}",
+        "history": history,
+        "observation": {"url": "http://shop/", "title": "", "html": f'<html> <button id="3"> Lamp {i} </button> </html>', "elements": []},
+    }
 
 
 CLICK = 'do(action="Click", element="3")'

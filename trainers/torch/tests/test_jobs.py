@@ -1,19 +1,19 @@
 """Each objective, one short job on the tiny Llama: the loss falls on a fixed batch and the output loads back;
 a batch without a loss row takes no optimizer step; the job's metrics file; a reference model that is not needed is not loaded."""
+
 import json
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import orm_record, step_record, step_records, write_jsonl
 from peft import PeftModel
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from webrl_torch.modeling import ModelOptions, load_critic
 from webrl_torch.errors import InputError
+from webrl_torch.modeling import ModelOptions, load_critic
 from webrl_torch.train import METRICS_FILE, JobSpec, run
-
-from conftest import orm_record, step_record, step_records, write_jsonl
 
 PROMPT = "Task: find the cheapest product number 2. Round 0"
 
@@ -120,7 +120,15 @@ def test_a_batch_without_a_loss_row_changes_no_weight(tiny_model, critic_dir, tm
     # One success (positive advantage) alone, then with three failed last steps (no positive row: each its own batch).
     success = step_record(0, success=True)
     alone = job(tmp_path / "alone", tiny_model, "actor-webrl", [success], critic=str(critic_dir), epochs=1, batch_size=1)
-    mixed = job(tmp_path / "mixed", tiny_model, "actor-webrl", [success, *(step_record(i, success=False) for i in (1, 2, 3))], critic=str(critic_dir), epochs=1, batch_size=1)
+    mixed = job(
+        tmp_path / "mixed",
+        tiny_model,
+        "actor-webrl",
+        [success, *(step_record(i, success=False) for i in (1, 2, 3))],
+        critic=str(critic_dir),
+        epochs=1,
+        batch_size=1,
+    )
     assert len(run(alone)) == 1 and len(run(mixed)) == 1
     assert_adapter_changes_outputs(tiny_model, Path(alone.out))  # the one step moved the weights...
     stepped, skipped = adapter_weights(alone.out), adapter_weights(mixed.out)
@@ -141,14 +149,27 @@ def test_records_that_all_carry_ref_logprob_need_no_reference_model_and_positive
         step_record(3, success=True, ref_logprob=-9.0, source="demonstration"),
     ]
     missing = str(tmp_path / "no-reference-here")
-    scored = job(tmp_path / "scored", tiny_model, "actor-webrl", records, critic=str(critic_dir), reference=missing, epochs=1, batch_size=2, learning_rate=1e-3, max_kl=100.0)
+    scored = job(
+        tmp_path / "scored",
+        tiny_model,
+        "actor-webrl",
+        records,
+        critic=str(critic_dir),
+        reference=missing,
+        epochs=1,
+        batch_size=2,
+        learning_rate=1e-3,
+        max_kl=100.0,
+    )
     run(scored)  # the reference directory does not exist: it was never loaded (refLogprob -9 is far from the tiny model: max_kl raised)
     metrics = metrics_of(scored.out)
     assert metrics["positiveRows"] == {"success": 1, "rollout": 0, "replay": 1, "demonstration": 1}
     assert metrics["optimizerSteps"] + metrics["skippedSteps"] == 2 and metrics["optimizerSteps"] >= 1
     assert metrics["klPerToken"] is not None
 
-    unscored = job(tmp_path / "unscored", tiny_model, "actor-webrl", [*records[:3], step_record(3, success=True)], critic=str(critic_dir), reference=missing, epochs=1)
+    unscored = job(
+        tmp_path / "unscored", tiny_model, "actor-webrl", [*records[:3], step_record(3, success=True)], critic=str(critic_dir), reference=missing, epochs=1
+    )
     with pytest.raises(InputError, match="no-reference-here init"):
         run(unscored)
 

@@ -1,4 +1,5 @@
 """The objectives against hand computations (plain floats, written out row by row)."""
+
 import math
 
 import torch

@@ -5,6 +5,7 @@ tensor names, q/k rows permuted for its rotary layout, a byte-level BPE vocabula
 the test needs no download. The real SmolLM2 file goes through the same code in environment.ts's
 ensureSmolLM2.
 """
+
 import json
 from pathlib import Path
 
@@ -107,7 +108,9 @@ def test_a_gguf_becomes_a_plain_checkpoint_with_its_weights_tokenizer_and_chat_t
     config = json.loads((out / "config.json").read_text())
     assert "quantization_config" not in config and "_model_name_or_path" not in config
     assert config["model_type"] == "llama" and config["head_dim"] == 64 and config["dtype"] == "float32"
-    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", MARKER} <= {p.name for p in out.iterdir()}
+    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", MARKER} <= {
+        p.name for p in out.iterdir()
+    }
     marker = json.loads((out / MARKER).read_text())
     assert marker["gguf"] == tiny_gguf.name and marker["size"] == tiny_gguf.stat().st_size and len(marker["sha256"]) == 64
     assert not (out.parent / "tiny.partial").exists()
@@ -117,7 +120,9 @@ def test_a_gguf_becomes_a_plain_checkpoint_with_its_weights_tokenizer_and_chat_t
     assert converted(TEXT).input_ids == ids and ids[0] == converted.bos_token_id  # BOS added, as the GGUF says
     assert (logits(out, ids) - logits(tiny_model, ids)).abs().max().item() < 1e-5  # q/k un-permuted, every weight in place
     turn = [{"role": "user", "content": "hi"}]
-    assert converted.apply_chat_template(turn, tokenize=False, add_generation_prompt=True) == original.apply_chat_template(turn, tokenize=False, add_generation_prompt=True)
+    assert converted.apply_chat_template(turn, tokenize=False, add_generation_prompt=True) == original.apply_chat_template(
+        turn, tokenize=False, add_generation_prompt=True
+    )
 
     written = (out / "model.safetensors").stat().st_mtime_ns
     assert materialize(tiny_gguf, out, "float32", log=said.append) == (out, True)

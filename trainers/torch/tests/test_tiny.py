@@ -1,4 +1,5 @@
 """The tiny model is one vLLM serves: heads of 64, BOS before every encoding (after a reload too), a chat template."""
+
 import json
 
 from transformers import AutoConfig, AutoTokenizer

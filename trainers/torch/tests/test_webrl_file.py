@@ -1,5 +1,6 @@
 """`webrl-torch export-webrl`: the file WebRL's trainer torch.loads, read back by tools/check_webrl_file.py
 (which imports nothing from webrl-temporal and mirrors WebRL's loader)."""
+
 import json
 import subprocess
 import sys
@@ -14,7 +15,15 @@ CHECK = Path(__file__).parent.parent / "tools" / "check_webrl_file.py"
 
 
 def step(task: str, done: bool, mc_return: float) -> dict:
-    return {"observation": f"Task Instruction: {task}", "action": "exit()", "reward": 1, "next_observation": "n", "done": done, "mc_return": mc_return, "task": task}
+    return {
+        "observation": f"Task Instruction: {task}",
+        "action": "exit()",
+        "reward": 1,
+        "next_observation": "n",
+        "done": done,
+        "mc_return": mc_return,
+        "task": task,
+    }
 
 
 def check(path: Path) -> dict:

@@ -1,10 +1,12 @@
 """The objectives as jobs compute them on a real (tiny) model, against WebRL's formulas computed here by hand
 one row at a time (WebRL's batch size 1), at the project's batch size: the end-of-turn token is a target
 and counted, and a prompt longer than the max length keeps its instruction."""
+
 import math
 
 import pytest
 import torch
+from conftest import step_record, write_jsonl
 
 from webrl_torch.critic_server import CriticService
 from webrl_torch.encoding import cut_middle, end_of_turn, prompt_ids
@@ -12,8 +14,6 @@ from webrl_torch.errors import InputError
 from webrl_torch.modeling import ModelOptions, new_critic, save_critic
 from webrl_torch.prompt import build_prompt, orm_messages
 from webrl_torch.train import JobSpec, _Objective
-
-from conftest import step_record, write_jsonl
 
 BATCH = 16  # the campaign's default batch size (config/schema.ts campaign.training.batchSize)
 CLICK = 'do(action="Click", element="3")'
@@ -56,7 +56,13 @@ def test_actor_sft_targets_the_response_and_its_end_of_turn_as_webrl_per_row_mea
     # An empty reply trains the end of turn alone (WebRL appends it to every action).
     responses = [CLICK, 'exit(message="the lamp costs 12 dollars")', ""] * 6
     records = [step_record(i, success=True, response=responses[i]) for i in range(BATCH)]
-    spec = JobSpec(objective="actor-sft", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), prompt_format=prompt_format)
+    spec = JobSpec(
+        objective="actor-sft",
+        data=str(write_jsonl(tmp_path / "d.jsonl", records)),
+        out=str(tmp_path / "o"),
+        model=options(tiny_model),
+        prompt_format=prompt_format,
+    )
     objective = _Objective(spec)
     assert objective.end_of_turn == closing and objective.max_length == 4096  # the tiny model's context (max_position_embeddings)
     expected = []
@@ -82,13 +88,30 @@ def test_actor_webrl_equals_webrls_formula_row_by_row_at_batch_16_with_the_end_o
         success = i % 2 == 0
         response = CLICK if success else "" if i == 1 else 'exit(message="no")'
         # A refLogprob (response + end of turn) the current actor is close to or far from, so both betas and the cap occur.
-        records.append(step_record(i, success=success, last=last, response=response, ref_logprob=-2.0 - 6.0 * (i % 4), mcReturn=0.9 if success else 0.0, reward=1.0 if success and last else 0.0))
-    spec = JobSpec(objective="actor-webrl", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=model, critic=str(critic_dir), batch_size=BATCH)
+        records.append(
+            step_record(
+                i,
+                success=success,
+                last=last,
+                response=response,
+                ref_logprob=-2.0 - 6.0 * (i % 4),
+                mcReturn=0.9 if success else 0.0,
+                reward=1.0 if success and last else 0.0,
+            )
+        )
+    spec = JobSpec(
+        objective="actor-webrl",
+        data=str(write_jsonl(tmp_path / "d.jsonl", records)),
+        out=str(tmp_path / "o"),
+        model=model,
+        critic=str(critic_dir),
+        batch_size=BATCH,
+    )
     objective = _Objective(spec)
     critic = CriticService(model, str(critic_dir), None, 1)  # one state at a time, as WebRL
     expected = []
     for i, record in enumerate(records):
-        (v1, v2), = critic.values([record["prompt"]])
+        ((v1, v2),) = critic.values([record["prompt"]])
         nv = min(critic.values([record["nextPrompt"]])[0]) if record["nextPrompt"] else 0.0
         raw = max(-1.0, min(1.0, nv - min(v1, v2) - 0.05 + record["reward"] + record["mcReturn"]))
         advantage = 1.0 if raw >= 0 else -0.6
@@ -105,7 +128,9 @@ def test_actor_webrl_equals_webrls_formula_row_by_row_at_batch_16_with_the_end_o
 
 def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, tmp_path):
     records = [step_record(i, success=i % 2 == 0, last=i % 4 == 3) for i in range(BATCH)]
-    spec = JobSpec(objective="critic", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), batch_size=BATCH)
+    spec = JobSpec(
+        objective="critic", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), batch_size=BATCH
+    )
     objective = _Objective(spec)
     critic = objective.module
     # WebRL's heads: normal(0, 0.2) weights and zero biases on the two hidden layers.
@@ -129,12 +154,22 @@ def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, 
 
 
 def test_orm_is_chat_sft_on_yes_or_no_and_the_end_of_turn_under_the_models_chat_template(tiny_model, tmp_path):
-    rows = [{"state": {"intent": f"Buy lamp {i}", "history": [CLICK], "observation": {"html": f"<html> lamp {i} </html>"}}, "success": i % 3 == 0} for i in range(BATCH)]
-    spec = JobSpec(objective="orm", data=str(write_jsonl(tmp_path / "d.jsonl", rows)), out=str(tmp_path / "o"), model=options(tiny_model), data_format="examples", batch_size=BATCH)
+    rows = [
+        {"state": {"intent": f"Buy lamp {i}", "history": [CLICK], "observation": {"html": f"<html> lamp {i} </html>"}}, "success": i % 3 == 0}
+        for i in range(BATCH)
+    ]
+    spec = JobSpec(
+        objective="orm",
+        data=str(write_jsonl(tmp_path / "d.jsonl", rows)),
+        out=str(tmp_path / "o"),
+        model=options(tiny_model),
+        data_format="examples",
+        batch_size=BATCH,
+    )
     objective = _Objective(spec)
     assert objective.end_of_turn == end_of_turn(objective.tokenizer, "chat-template") == "<|im_end|>"
     expected = []
-    for row, record in zip(rows, objective.records):
+    for row, record in zip(rows, objective.records, strict=True):
         # The text the chat endpoint renders for chatOrm.ts's two messages, ending with the generation prompt.
         messages = orm_messages(row["state"]["intent"], [CLICK], row["state"]["observation"]["html"])
         assert record.prompt == objective.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
@@ -153,7 +188,9 @@ def test_a_prompt_over_the_max_length_loses_its_middle_keeps_instruction_and_gen
     html = "<html> " + " ".join(f"<p> product {n} costs {n} dollars </p>" for n in range(300)) + " </html>"
     prompt = build_prompt("Find the cheapest lamp", [CLICK], html)
     records = [step_record(0, success=True, prompt=prompt, response=CLICK), step_record(1, success=True)]
-    spec = JobSpec(objective="actor-sft", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), max_length=512)
+    spec = JobSpec(
+        objective="actor-sft", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), max_length=512
+    )
     objective = _Objective(spec)
     full = prompt_ids(objective.tokenizer, prompt)
     target = response_ids(objective, CLICK)

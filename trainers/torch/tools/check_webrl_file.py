@@ -10,6 +10,7 @@ ReplayBuffer.insert (scalar reward, done and mc_return) and its trainer's DataLo
 at batch size 1. Prints one JSON line describing what it loaded; exits 1 with the reason when WebRL's
 code would fail on the file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -92,7 +93,7 @@ def load(path: str, gamma: float) -> dict:
         "batches": len(batches),
         "tasks": [step.get("task") for step in train + validation],
         "first_action": buffer[0]["action"] if buffer else None,
-        "mc_return_stored_vs_recomputed": None if stored is None else max((abs(a - b) for a, b in zip(stored, recomputed)), default=0.0),
+        "mc_return_stored_vs_recomputed": None if stored is None else max((abs(a - b) for a, b in zip(stored, recomputed, strict=False)), default=0.0),
     }
 
 

@@ -1,4 +1,5 @@
 """Putting a finished directory in place of another in one step, so a reader never sees half of it."""
+
 from __future__ import annotations
 
 import shutil

@@ -10,6 +10,7 @@ The job's settings come from WEBRL_TRAIN_* (see docs/torch-trainer.md); flags ca
 does not. Exit codes: 0 done, 2 bad input (one line naming the file and field, nothing written to
 {out}), 3 the run went wrong (NaN loss, diverging KL), with the step and the last metrics.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,9 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
         raise InputError(f"{config_file}: not JSON ({error.msg})") from None
     ranks = [config.get("r") or 0, *(config.get("rank_pattern") or {}).values()]
     if max(ranks) > max_lora_rank:
-        raise InputError(f"{config_file} r: {max(ranks)} is above the serving vLLM's --max-lora-rank {max_lora_rank}: vLLM would refuse the adapter this job continues")
+        raise InputError(
+            f"{config_file} r: {max(ranks)} is above the serving vLLM's --max-lora-rank {max_lora_rank}: vLLM would refuse the adapter this job continues"
+        )
     for field, allowed, reason in (
         ("bias", ("none", None), "vLLM loads no LoRA bias"),
         ("use_dora", (False, None), "vLLM does not load DoRA adapters"),
@@ -108,7 +111,9 @@ def job_from(args: argparse.Namespace):
         positive_advantage=_env(VARIABLES["positiveAdvantage"], float, WEBRL.positive_advantage, lambda v: v > 0, "a positive number"),
         negative_advantage=_env(VARIABLES["negativeAdvantage"], float, WEBRL.negative_advantage, lambda v: v < 0, "a negative number"),
     )
-    learning_rate = args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
+    learning_rate = (
+        args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
+    )
     device, dtype = pick_device(args.device, args.dtype)
     return JobSpec(
         objective=objective,

@@ -1,6 +1,7 @@
 """The trainer contract's names as the TypeScript side defines them (models/train/trainerContract.ts):
 the objectives, the data formats of {data} and the WEBRL_TRAIN_* variables a job is told, read from
 trainer-contract.json beside this file, which is generated from that module."""
+
 from __future__ import annotations
 
 import json

@@ -12,6 +12,7 @@ relative to ROOT. The server loads it in place of the one it holds (one at a tim
 the values), so a campaign that trains a new critic every phase asks for each phase's by name, and two
 requests never mix critics. `--critic DIR` is the critic of requests that name none.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -25,9 +26,9 @@ from pathlib import Path
 
 import torch
 
-from .losses import success_probability
 from .encoding import encode_pairs, model_context
 from .errors import InputError
+from .losses import success_probability
 from .modeling import ModelOptions, load_critic, load_tokenizer
 from .prompt import build_prompt
 
@@ -136,9 +137,13 @@ class CriticService:
                 cut = [tokens for tokens in batch.cut_tokens if tokens]
                 if cut:
                     self.cut_prompts += len(cut)
-                    print(f"prompt cut: {len(cut)} states lost {sum(cut)} tokens from their middles (max length {self.max_length}; {self.cut_prompts} so far)", file=sys.stderr, flush=True)
+                    print(
+                        f"prompt cut: {len(cut)} states lost {sum(cut)} tokens from their middles (max length {self.max_length}; {self.cut_prompts} so far)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 v1, v2 = (success_probability(h) for h in self.critic(batch.input_ids, batch.attention_mask))
-                out.extend([a, b] for a, b in zip(v1.tolist(), v2.tolist()))
+                out.extend([a, b] for a, b in zip(v1.tolist(), v2.tolist(), strict=True))
         return out, label
 
 

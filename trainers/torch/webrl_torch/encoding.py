@@ -1,6 +1,7 @@
 """Prompt + response as token ids: the response closed by its end-of-turn text, the length bounded by the
 model's context, a too-long prompt cut in its middle (its head, BOS and task instruction, and its tail, the
 generation prompt, survive), every cut counted."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,9 +24,7 @@ def end_of_turn(tokenizer: PreTrainedTokenizerBase, prompt_format: str) -> str:
         return LLAMA3_END_OF_TURN
     if not tokenizer.chat_template:
         raise InputError(f"{tokenizer.name_or_path} tokenizer: chat-template prompt format, but the tokenizer has no chat template")
-    rendered = tokenizer.apply_chat_template(
-        [{"role": "user", "content": "x"}, {"role": "assistant", "content": _PROBE}], tokenize=False
-    )
+    rendered = tokenizer.apply_chat_template([{"role": "user", "content": "x"}, {"role": "assistant", "content": _PROBE}], tokenize=False)
     after = rendered.split(_PROBE, 1)[1] if _PROBE in rendered else ""
     closing = after.lstrip().split()[0] if after.strip() else ""
     if closing:
@@ -73,14 +72,12 @@ def closed(response: str, eot: str) -> str:
     return response if response.endswith(eot) else response + eot
 
 
-def encode_pairs(
-    tokenizer: PreTrainedTokenizerBase, prompts: list[str], responses: list[str], max_length: int, device: str, chat: bool = False
-) -> Batch:
+def encode_pairs(tokenizer: PreTrainedTokenizerBase, prompts: list[str], responses: list[str], max_length: int, device: str, chat: bool = False) -> Batch:
     """Prompt + response token ids, right-padded (`chat`: the prompts are chat-rendered conversations, see
     prompt_ids). The response is kept whole; a prompt that leaves it no room loses its middle. An empty
     response (a critic's state) is the prompt alone."""
     rows = []
-    for prompt, response in zip(prompts, responses):
+    for prompt, response in zip(prompts, responses, strict=True):
         ids = prompt_ids(tokenizer, prompt, chat)
         response_ids = tokenizer(response, add_special_tokens=False)["input_ids"] if response else []
         room = max_length - len(response_ids)

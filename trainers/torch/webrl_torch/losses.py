@@ -5,6 +5,7 @@ runs at batch size 1 (scripts/config/main/webrl.yaml) and averages over its grad
 and processes: every loss here is that per-row loss, averaged over the rows of the batch, so a row's
 gradient does not depend on the batch size. docs/torch-trainer.md lists every detail.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -13,6 +13,7 @@ last file is `webrl-materialized.json` (the GGUF's name, size and sha256, and th
 marker names the same GGUF and dtype is reused; one materialised from another GGUF or dtype is
 replaced; a DIR without the marker is never touched (exit 2).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,9 +72,7 @@ def convert(gguf: Path, out: Path, dtype: str) -> None:
 
     directory, name = str(gguf.parent), gguf.name
     try:
-        loaded = AutoModelForCausalLM.from_pretrained(
-            directory, gguf_file=name, quantization_config=GgufConfig(dequantize=True), dtype=torch.float32
-        )
+        loaded = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, quantization_config=GgufConfig(dequantize=True), dtype=torch.float32)
         tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=name)
     except (ValueError, KeyError, IndexError, OSError, EOFError, NotImplementedError, struct.error) as error:
         # What a truncated or foreign file raises from the readers (the magic bytes were right).
@@ -90,7 +89,9 @@ def convert(gguf: Path, out: Path, dtype: str) -> None:
     # A tied output layer may be left out by either side; anything else must match exactly.
     tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
     if set(missing) - tied or set(unexpected) - tied:
-        raise InputError(f"{gguf} --gguf: its weights do not fit the {type(model).__name__} its config describes (missing {sorted(set(missing) - tied)[:3]}, unexpected {sorted(set(unexpected) - tied)[:3]})")
+        raise InputError(
+            f"{gguf} --gguf: its weights do not fit the {type(model).__name__} its config describes (missing {sorted(set(missing) - tied)[:3]}, unexpected {sorted(set(unexpected) - tied)[:3]})"
+        )
     model.tie_weights()
     model.generation_config = loaded.generation_config
     del loaded, weights

@@ -1,4 +1,5 @@
 """Loading the language model (LoRA or full), the critic (LM + two heads), and reading response log-probs."""
+
 from __future__ import annotations
 
 import json

@@ -1,32 +1,38 @@
 """The completion prompt of the released WebRL checkpoints (webrl.md §4), as browser/policies/prompt.ts
 builds it, so a critic served from Python scores the same text the training records carry; and the
 ORM's conversation as models/remote/chatOrm.ts builds it, for the orm objective's `examples` rows."""
+
 from __future__ import annotations
 
-PROMPT_CHAR_BUDGET = 16384 - 512
-PAST_OBSERVATION = "** Simplified html **"
-_USER_HEADER = "<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
-_ASSISTANT_HEADER = "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+import json
+import re
+from importlib import resources
+
+# The prompt text, one copy for both languages (browser/policies/promptTemplates.ts reads it too).
+TEMPLATES = json.loads(resources.files(__package__).joinpath("prompt-templates.json").read_text(encoding="utf-8"))
+PROMPT_CHAR_BUDGET: int = TEMPLATES["charBudget"]
+PAST_OBSERVATION: str = TEMPLATES["actor"]["pastObservation"]
+# WebRL's ORM system text, character for character (models/remote/chatOrm.ts ORM_SYSTEM_PROMPT).
+ORM_SYSTEM_PROMPT: str = TEMPLATES["orm"]["system"]
+
+
+def fill(template: str, **values: object) -> str:
+    """Fills each {name} of the template in one pass, as promptTemplates.ts fillTemplate does: a value put in is not read again."""
+    return re.sub(r"\{(\w+)\}", lambda match: str(values[match.group(1)]), template)
 
 
 def _round(index: int, observation: str) -> str:
-    return f"Round {index}\n\n{_USER_HEADER}{observation}\n\n{_ASSISTANT_HEADER}"
+    return fill(TEMPLATES["actor"]["round"], index=index, observation=observation)
 
 
 def build_prompt(intent: str, past_responses: list[str], html: str) -> str:
-    history = "".join(f"{_round(i, intent if i == 0 else PAST_OBSERVATION)}{response}\n\n" for i, response in enumerate(past_responses))
+    history = "".join(
+        fill(TEMPLATES["actor"]["pastRound"], round=_round(i, intent if i == 0 else PAST_OBSERVATION), response=response)
+        for i, response in enumerate(past_responses)
+    )
     room = max(0, PROMPT_CHAR_BUDGET - _js_length(history))
     observation = _js_slice(html, room)
-    return f"Task Instruction: {intent}\n\n{history}{_round(len(past_responses), observation)}"
-
-
-# WebRL's ORM system text, character for character (models/remote/chatOrm.ts ORM_SYSTEM_PROMPT).
-ORM_SYSTEM_PROMPT = (
-    "You are an expert in evaluating the performance of a website navigation agent. The agent is designed to "
-    "help a human user navigate the website to complete a task. Given the user\u2019s intent, the agent's action "
-    "history, and the final state of the screen, your goal is to decide whether the agent\u2019s execution is "
-    "successful or not. You must respond with YES or NO."
-)
+    return fill(TEMPLATES["actor"]["prompt"], intent=intent, history=history, round=_round(len(past_responses), observation))
 
 
 def _js_trim(text: str) -> str:
@@ -50,9 +56,9 @@ def _js_slice(text: str, units: int) -> str:
 
 def orm_user_turn(intent: str, past_responses: list[str], html: str) -> str:
     """The chat ORM's user turn as models/remote/chatOrm.ts ormUserTurn builds it (WebRL's build_rm_data)."""
-    actions = "".join("; ".join(response.split("\n")).strip() + "\n" for response in past_responses)
+    actions = "".join(fill(TEMPLATES["orm"]["actionLine"], action="; ".join(response.split("\n")).strip()) for response in past_responses)
     page = _js_trim(_js_slice(html, PROMPT_CHAR_BUDGET))
-    return f"The User Intent:\n{_js_trim(intent)}\n\nAction History:\n{actions}\nThe Current Screenshot:\n{page}"
+    return fill(TEMPLATES["orm"]["user"], intent=_js_trim(intent), actions=actions, page=page)
 
 
 def orm_messages(intent: str, past_responses: list[str], html: str) -> list[dict[str, str]]:

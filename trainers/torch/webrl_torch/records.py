@@ -6,6 +6,7 @@ Training records are validated against training-record.schema.json beside this f
 `webrl schema training-record` prints from the TypeScript zod type, committed and kept current by
 test/contract.test.ts. A bad file fails before any model is loaded, with `<file>:<line> <field>: <reason>`.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,15 @@ def _shown(value: object) -> str:
     return str(value) if isinstance(value, _NonFinite) else json.dumps(value)[:60]
 
 
-_TYPE_NAMES = {"string": "a string", "integer": "an integer", "number": "a finite number", "boolean": "a boolean", "null": "null", "object": "an object", "array": "an array"}
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a finite number",
+    "boolean": "a boolean",
+    "null": "null",
+    "object": "an object",
+    "array": "an array",
+}
 
 
 def _expected(schema: dict) -> str:

@@ -12,6 +12,7 @@ A batch without a single loss row (actor-webrl: no positive-advantage row) takes
 momentum and weight decay would otherwise move the weights with no signal. What the job did (steps taken and
 skipped, positive rows by source, KL per token) is written beside the model as `training-metrics.json`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,8 @@ import torch
 from accelerate import Accelerator
 
 from .contract import OBJECTIVES, VARIABLES
-from .errors import InputError, TrainingStopped
 from .encoding import Batch, closed, encode_pairs, end_of_turn, model_context
+from .errors import InputError, TrainingStopped
 from .losses import WEBRL, WebRLConstants, critic_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
 from .modeling import (
     Critic,
@@ -126,7 +127,9 @@ class _Objective:
 
     def _render_chat(self, messages: list[dict[str, str]]) -> str:
         if not self.tokenizer.chat_template:
-            raise InputError(f"{self.spec.model.base_model} tokenizer: the orm objective needs the model's chat template (the judge is served through a chat endpoint)")
+            raise InputError(
+                f"{self.spec.model.base_model} tokenizer: the orm objective needs the model's chat template (the judge is served through a chat endpoint)"
+            )
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def _encode(self, ids: list[str], prompts: list[str], responses: list[str] | None) -> Batch:
@@ -139,7 +142,7 @@ class _Objective:
             batch = encode_pairs(self.tokenizer, prompts, closed_responses, self.max_length, self.spec.model.device, chat=self.spec.objective == "orm")
         except InputError as error:
             raise InputError(f"{self.spec.data} {', '.join(ids)}: {error}") from None
-        for row, cut in zip(ids, batch.cut_tokens):
+        for row, cut in zip(ids, batch.cut_tokens, strict=True):
             if cut and row not in self.cut:
                 self.cut[row] = cut
                 if self._main:
@@ -195,7 +198,7 @@ class _Objective:
         if self.spec.objective != "actor-webrl":
             return None
         counts = dict.fromkeys(POSITIVE_SOURCES, 0)
-        for record, advantage in zip(self.records, self.advantage.tolist()):
+        for record, advantage in zip(self.records, self.advantage.tolist(), strict=True):
             if advantage > 0:
                 counts["success" if record.source == "rollout" and record.mc_return > 0 else record.source] += 1
         return counts
@@ -345,7 +348,7 @@ def run(spec: JobSpec) -> list[float]:
             # Every process sees the same numbers, so all stop (or go on) together.
             values = torch.tensor([loss.item(), *metrics.values()], dtype=torch.float64, device=accelerator.device)
             reduced = accelerator.reduce(values, "mean").tolist()
-            metrics = dict(zip(metrics, reduced[1:]))
+            metrics = dict(zip(metrics, reduced[1:], strict=True))
             value = reduced[0]
         else:
             value = loss.item()
@@ -390,7 +393,9 @@ def run(spec: JobSpec) -> list[float]:
         (out / METRICS_FILE).write_text(json.dumps(tally.report(objective), indent=2) + "\n", encoding="utf-8")
         shutil.rmtree(checkpoints, ignore_errors=True)
         if objective.cut:
-            _log(f"prompt cut: {len(objective.cut)} prompts lost {sum(objective.cut.values())} tokens from their middles in all (max length {objective.max_length})")
+            _log(
+                f"prompt cut: {len(objective.cut)} prompts lost {sum(objective.cut.values())} tokens from their middles in all (max length {objective.max_length})"
+            )
         skipped = f", {tally.skipped} batches without a loss row skipped" if tally.skipped else ""
         _log(f"wrote {spec.objective} to {out} after {tally.taken} optimizer steps{skipped}" + (f" (last metrics: {json.dumps(metrics)})" if metrics else ""))
     accelerator.wait_for_everyone()

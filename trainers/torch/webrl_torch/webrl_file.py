@@ -8,6 +8,7 @@ shuffle, and keeps the last 5% of the list for validation, so the list is shuffl
 validation share is a random sample rather than whatever came last. Only plain Python values are saved, so
 `torch.load` reads the file with or without `weights_only`.
 """
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 Prints `BENCH llm.train_seconds_per_1k_tokens <s> s` (bench/llm.ts reads it). The figure covers the
 training steps only (forward + backward + optimizer on prompt + response tokens), not model loading.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,29 @@ def _records() -> list[dict]:
     rows = []
     for i in range(ROWS):
         prompt = f"Task Instruction: buy item {i}\n\nRound 0\n\n<html> " + " ".join(f'<button id="{j}"> Item {j} </button>' for j in range(20)) + " </html>\n"
-        rows.append({"schemaVersion": 1, "kind": "step", "id": f"t{i}:0", "campaignId": "bench", "phase": 1, "taskId": f"task{i}", "traceId": f"t{i}", "step": 0,
-                     "source": "rollout", "prompt": prompt, "response": f'do(action="Click", element="{i}")', "nextPrompt": None, "reward": float(i % 2),
-                     "done": True, "mcReturn": float(i % 2), "refLogprob": None, "responseTokens": None, "rank": None, "state": {"intent": f"buy item {i}"}})
+        rows.append(
+            {
+                "schemaVersion": 1,
+                "kind": "step",
+                "id": f"t{i}:0",
+                "campaignId": "bench",
+                "phase": 1,
+                "taskId": f"task{i}",
+                "traceId": f"t{i}",
+                "step": 0,
+                "source": "rollout",
+                "prompt": prompt,
+                "response": f'do(action="Click", element="{i}")',
+                "nextPrompt": None,
+                "reward": float(i % 2),
+                "done": True,
+                "mcReturn": float(i % 2),
+                "refLogprob": None,
+                "responseTokens": None,
+                "rank": None,
+                "state": {"intent": f"buy item {i}"},
+            }
+        )
     return rows
 
 
@@ -40,7 +61,9 @@ def main() -> None:
         options = ModelOptions(base_model=str(model), lora_rank=8, lora_alpha=16)
         critic_spec = JobSpec(objective="critic", data=str(data), out=str(root / "critic"), model=options, epochs=1, batch_size=ROWS)
         run(critic_spec)
-        spec = JobSpec(objective="actor-webrl", data=str(data), out=str(root / "actor"), model=options, critic=critic_spec.out, batch_size=4, learning_rate=1e-4)
+        spec = JobSpec(
+            objective="actor-webrl", data=str(data), out=str(root / "actor"), model=options, critic=critic_spec.out, batch_size=4, learning_rate=1e-4
+        )
         objective = _Objective(spec)
         optimizer = torch.optim.AdamW([p for p in objective.module.parameters() if p.requires_grad], lr=spec.learning_rate)
         batches = [list(range(i, i + spec.batch_size)) for i in range(0, ROWS, spec.batch_size)]

@@ -15,6 +15,7 @@ post-processor in tokenizer.json, which transformers 5.19 and 5.23 both read bac
 tokenizer_config.json as well), and a chat template (ChatML) so the chat endpoint works. The weights
 are float32.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,7 @@ CHAT_TEMPLATE = (
 _CORPUS = [
     "Task: find the cheapest product in the store and open it.",
     'Round 0 <html> <body> <button id="3"> Search </button> <input id="4" type="text"> </input> </body> </html>',
-    "do(action=\"Click\", element=\"3\")",
+    'do(action="Click", element="3")',
     'do(action="Type", argument="laptop", element="4")',
     'exit(message="The order total is $24.99")',
     "Did the agent complete the task? Answer YES or NO.",
@@ -71,9 +72,7 @@ def build_tokenizer():
     tokenizer.train_from_iterator(_CORPUS * 4, trainer=trainer)
     bos_id = tokenizer.token_to_id(BOS)
     # Written into tokenizer.json, where every transformers version (and vLLM through it) finds it.
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{BOS}:0 $A:0", pair=f"{BOS}:0 $A:0 {BOS}:1 $B:1", special_tokens=[(BOS, bos_id)]
-    )
+    tokenizer.post_processor = processors.TemplateProcessing(single=f"{BOS}:0 $A:0", pair=f"{BOS}:0 $A:0 {BOS}:1 $B:1", special_tokens=[(BOS, bos_id)])
     return PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token=BOS,

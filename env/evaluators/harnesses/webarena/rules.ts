@@ -1,50 +1,21 @@
 /**
- * Builds a task's evaluator from its WebArena config, in one of two harnesses' semantics:
- * WebArena-Lite's (the default, and the embedded sites' tasks) or the original WebArena benchmark's
- * (`harness: 'webarena'`). Either way the task's evaluators (string_match, url_match, program_html)
- * each score 0 or 1 and the scores multiply. Building checks everything that can be checked without
- * a browser (helpers, placeholders, matchers the harness reads, whether an LLM judge is needed), and
- * `checkTask` reports every problem of a task, each naming the task id and the field, so a bad task
- * file fails at load time rather than mid-rollout.
+ * WebArena's evaluation rules, in one of two harnesses' semantics: WebArena-Lite's (the default, and
+ * the embedded sites' tasks) or the original WebArena benchmark's (`harness: 'webarena'`). Either way
+ * the task's evaluators (string_match, url_match, program_html) each score 0 or 1 and the scores
+ * multiply. Building checks everything that can be checked without a browser (helpers, placeholders,
+ * matchers the harness reads, whether an LLM judge is needed), and `checkWebArenaTask` reports every
+ * problem of a task, each naming the task id and the field, so a bad task file fails at load time
+ * rather than mid-rollout.
  */
 import type { Page } from 'playwright-core';
-import type { ShopAdminAccount } from '../../config/secrets';
-import { resolvePlaceholders, type SiteUrls } from '../siteUrls';
-import { TaskConfigError, type ProgramHtmlTarget, type ReferenceAnswers, type RequiredContents, type WebArenaTask } from '../tasks/schema';
-import { checkHelperCall, parseHelperCall, runHelperCall, type HelperCall, type HelperContext } from './helpers';
-import type { FuzzyJudge } from './judge';
-import { pythonStr, unescapeHtml } from './pageValues';
-import { exactMatch, HARNESSES, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from './textMatch';
-import type { EvaluationDetails } from '../../browser/contract';
-import { scoreVerified, verifiedTaskProblems, type EpisodeEvidence } from './verified/harness';
-import { urlMatches } from './urlMatch';
-
-export interface TaskEvaluator {
-  /**
-   * Scores the final `page` of an episode (in its own browser context) and its `exit` answer (and,
-   * for the webarena-verified harness, the episode's network trace): the score, or the score with
-   * what the evaluator saw.
-   */
-  evaluate(page: Page, answer: string | null, evidence?: EpisodeEvidence): Promise<number | { score: number; details: EvaluationDetails }>;
-}
-
-/** The harnesses a task set may be scored under: WebArena's text rules (HARNESS_RULES) or WebArena-Verified's official evaluator. */
-export const SCORING_HARNESSES = [...HARNESSES, 'webarena-verified'] as const;
-export type ScoringHarness = (typeof SCORING_HARNESSES)[number];
-
-export interface EvaluatorOptions {
-  siteUrls: SiteUrls;
-  judge: FuzzyJudge;
-  /** Whose semantics: `webarena-lite` (default), `webarena` (the original benchmark's harness) or `webarena-verified`. */
-  harness?: ScoringHarness;
-  /**
-   * Tasks graded by an LLM in WebArena (fuzzy_match, and ua_match for unachievable tasks) are
-   * invalid unless `judge` is an LLM judge. Always so with the `webarena` harness.
-   */
-  requireLlmJudge?: boolean;
-  /** The shop's admin account for the REST helpers (default: from the environment). */
-  shopAdmin?: ShopAdminAccount;
-}
+import { resolvePlaceholders, type SiteUrls } from '../../../siteUrls';
+import { TaskConfigError, type ProgramHtmlTarget, type ReferenceAnswers, type RequiredContents, type WebArenaTask } from '../../../tasks/schema';
+import { checkHelperCall, parseHelperCall, runHelperCall, type HelperCall, type HelperContext } from '../../helpers';
+import type { FuzzyJudge } from '../../judge';
+import { pythonStr, unescapeHtml } from '../../pageValues';
+import { exactMatch, mustExclude, mustInclude, webArenaClean, webArenaExactMatch, webArenaMustInclude, type Harness } from '../../textMatch';
+import { urlMatches } from '../../urlMatch';
+import type { ScoringOptions, TaskCheck } from '../contract';
 
 type Check = (page: Page, answer: string) => Promise<boolean>;
 
@@ -185,7 +156,7 @@ export function llmJudgedFields(task: WebArenaTask, harness: Harness = 'webarena
   return fields;
 }
 
-function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: EvaluatorOptions, harness: Harness): Check {
+function programHtml(task: WebArenaTask, targets: CompiledTarget[], options: ScoringOptions, harness: Harness): Check {
   const rules = HARNESS_RULES[harness];
   return async (page) => {
     const ctx: HelperContext = { page, siteUrls: options.siteUrls, ...(options.shopAdmin ? { shopAdmin: options.shopAdmin } : {}) };
@@ -301,22 +272,16 @@ const webArenaRules: HarnessRules = {
   },
 };
 
-/** The evaluation harnesses: `harness` in a webarena campaign's settings (and `webrl tasks check --harness`) picks a row. */
+/** WebArena's two harnesses, one row each. */
 export const HARNESS_RULES: Record<Harness, HarnessRules> = { 'webarena-lite': webArenaLiteRules, webarena: webArenaRules };
 
 /**
- * Checks a task and compiles its evaluator: every problem found (each a TaskConfigError naming the
- * task and field), and the evaluator when there is none. `rawTask` may still hold placeholders: they
- * are resolved here with `options.siteUrls` (all strings of the config, as WebArena does).
+ * Checks a task under one of WebArena's harnesses and compiles its evaluator: every problem found
+ * (each a TaskConfigError naming the task and field), and the evaluator when there is none. `rawTask`
+ * may still hold placeholders: they are resolved here with `options.siteUrls` (all strings of the
+ * config, as WebArena does).
  */
-export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { problems: TaskConfigError[]; evaluator?: TaskEvaluator } {
-  const harness = options.harness ?? 'webarena-lite';
-  if (harness === 'webarena-verified') {
-    // The official evaluator resolves the task's placeholders itself, from the site URLs.
-    const problems = verifiedTaskProblems(rawTask);
-    if (problems.length) return { problems };
-    return { problems, evaluator: { evaluate: (_page, answer, evidence) => scoreVerified(rawTask, options.siteUrls, answer, evidence) } };
-  }
+export function checkWebArenaTask(rawTask: WebArenaTask, options: ScoringOptions, harness: Harness): TaskCheck {
   let task: WebArenaTask;
   try {
     task = resolveTaskPlaceholders(rawTask, options.siteUrls);
@@ -361,11 +326,4 @@ export function checkTask(rawTask: WebArenaTask, options: EvaluatorOptions): { p
       },
     },
   };
-}
-
-/** Builds the evaluator of one task; its first problem, if any, is thrown. */
-export function buildEvaluator(rawTask: WebArenaTask, options: EvaluatorOptions): TaskEvaluator {
-  const { problems, evaluator } = checkTask(rawTask, options);
-  if (problems[0] || !evaluator) throw problems[0] ?? new TaskConfigError(rawTask.task_id, '(task)', 'no evaluator');
-  return evaluator;
 }

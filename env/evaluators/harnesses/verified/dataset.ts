@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verifiedSubsetSchema } from '../../tasks/verified';
+import { verifiedSubsetSchema } from '../../../tasks/verified';
 import { sharedVerifiedEvaluator } from './client';
 
 /** The full task set's name; any other packaged name is a subset of it. */

@@ -6,15 +6,11 @@
  * benchmark asks for (`{task_type, status, retrieved_data, error_details}`). A message that is not a
  * JSON object goes to the evaluator as the text it is (it fails there), and the reason is recorded.
  */
-import type { EvaluationDetails } from '../../../browser/contract';
-import type { SiteUrls } from '../../siteUrls';
-import { TaskConfigError, type WebArenaTask } from '../../tasks/schema';
-import { sharedVerifiedEvaluator, type EvaluationRequest, type HarEntry, type TaskEvalResult } from './client';
-
-/** What an episode hands the evaluator besides its page and answer. */
-export interface EpisodeEvidence {
-  network?: readonly HarEntry[];
-}
+import type { EvaluationDetails } from '../../../../browser/contract';
+import type { SiteUrls } from '../../../siteUrls';
+import { TaskConfigError, type WebArenaTask } from '../../../tasks/schema';
+import type { EpisodeEvidence } from '../contract';
+import { sharedVerifiedEvaluator, type EvaluationRequest, type TaskEvalResult } from './client';
 
 /** The exit message as the benchmark's response: the JSON object, or the text with why it is not one. */
 export function agentResponse(answer: string | null): { response: unknown; problem?: string } {

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { runLoud, ToolNotAvailableError, type Log, type ResolvedTool } from '../../../infra/tools';
+import { runLoud, ToolNotAvailableError, type Log, type ResolvedTool } from '../../../../infra/tools';
 
 const run = promisify(execFile);
 

@@ -9,7 +9,7 @@
  * secrets (storage/scrub.ts) and cut to a size cap, saying so when cut.
  */
 import type { BrowserContext, Request } from 'playwright-core';
-import { scrubHarEntry } from '../../../storage/scrub';
+import { scrubHarEntry } from '../../../../storage/scrub';
 import type { HarEntry } from './client';
 
 /** Responses whose bodies the evaluator may read (JSON, HTML, text), each kept up to this size. */

@@ -2,10 +2,10 @@
  * Config plus secrets, as every entry point (CLI, workers) needs them: the campaign file and
  * environment for settings, the environment (or the local stack's generated credentials) for secrets.
  */
-import { localStackCredentials, targetsLocalStack } from '../infra/stack';
-import { loadConfig } from './load';
-import type { Config } from './schema';
-import { SECRET_ENV, loadSecrets, type S3Credentials, type Secrets } from './secrets';
+import type { Config } from '../config/campaignConfig';
+import { loadConfig } from '../config/load';
+import { SECRET_ENV, loadSecrets, type S3Credentials, type Secrets } from '../config/secrets';
+import { localStackCredentials, targetsLocalStack } from './stack';
 
 export interface Settings {
   config: Config;
