@@ -96,12 +96,10 @@ export const PhaseSettingsSchema = z.strictObject({
 
 /** Passes over the data per job when unset, with the embedded trainer (its small ONNX models). */
 export const EMBEDDED_EPOCHS = { sftEpochs: 8, ormEpochs: 8, criticEpochs: 2, actorEpochs: 2 } as const;
-/** With an external trainer: WebRL's (SFT 1 and ORM 4 in its LLaMA-Factory configs; critic and actor 1 per phase in webrl.yaml). */
-export const WEBRL_EPOCHS = { sftEpochs: 1, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1 } as const;
 
 const epochs = z.number().int().min(1).max(1000).optional();
 
-/** Passes over the data per training job (unset: EMBEDDED_EPOCHS or WEBRL_EPOCHS, by trainer backend). */
+/** Passes over the data per training job (unset: the trainer backend's defaults, EMBEDDED_EPOCHS for the embedded one). */
 export const TrainingSchema = z.strictObject({
   sftEpochs: epochs,
   ormEpochs: epochs,

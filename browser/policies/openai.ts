@@ -8,7 +8,7 @@
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, InfrastructureError } from '../errors';
-import { createClient } from '../../models/remote/openaiClient';
+import { createClient } from './openaiClient';
 import { DEFAULT_MAX_TOKENS } from './prompt';
 import { createPromptBuilder, type PromptBuilder } from './promptBudget';
 import { webrlLlama3Format } from './promptFormat';

@@ -1,8 +1,10 @@
 /** An external trainer command (webrl-torch's, or the user's), told how the actor it trains writes its prompts and what the server loads. */
 import { externalTrainer } from '../../../activities/campaign/trainers';
-import { WEBRL_EPOCHS } from '../../../config/schema';
 import type { ModelBackend } from '../contract';
 import { settings } from './settings';
+
+/** WebRL's passes over the data (SFT 1 and ORM 4 in its LLaMA-Factory configs; critic and actor 1 per phase in webrl.yaml). */
+const WEBRL_EPOCHS = { sftEpochs: 1, ormEpochs: 4, criticEpochs: 1, actorEpochs: 1 } as const;
 
 export const backend: ModelBackend<typeof settings> = {
   name: 'external',
