@@ -17,7 +17,7 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaig
 import type { ExperienceRow } from '../activities/campaign/experience';
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
-import type { ModelRoles, TrainingTarget, TrainSpec } from '../activities/campaign/roles';
+import type { ModelRoles, TrainingTarget, TrainSpec } from '../models/backends/roles';
 import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
 import { renderActorTrainingText } from '../campaign/report';
 import type { TrainerMetrics } from '../models/train/trainerMetrics';
@@ -28,7 +28,7 @@ import type { WebArenaTask } from '../env/tasks/schema';
 import { freePort } from '../infra/processes';
 import type { ModelState } from '../models/state';
 import { manifestKey } from '../storage/keys';
-import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../storage/keys';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';

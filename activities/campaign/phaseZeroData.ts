@@ -6,14 +6,10 @@
  * oracle-graded states. And the checkpoint the actor starts from (`models.actor.init`), stored under
  * the phase's checkpoints when it is a local path.
  */
-import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
-import { ConfigError } from '../../config/errors';
-import type { Config } from '../../config/campaignConfig';
-import { promptFormatOf } from '../../browser/policies/promptFormat';
+import { sftDataPairs } from '../../models/backends/completions/sftSource';
 import { statePrompt } from '../../models/remote/completionsActor';
-import { readSftData, SftDataError, type ChatRenderer, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
@@ -49,25 +45,6 @@ function demonstrationRecord(
     rank: null,
     state: { ...state },
   };
-}
-
-/** The SFT data file's pairs, every problem listed (models/train/sftData.ts); read from here or from the store. */
-export async function sftDataPairs(actor: CompletionsActorSettings, render: ChatRenderer | undefined, store: ArtifactStore | undefined): Promise<SftPair[]> {
-  const source = actor.sftData;
-  if (!source) return [];
-  let text: string;
-  if (source.path !== undefined) {
-    try {
-      text = await readFile(source.path, 'utf8');
-    } catch (error) {
-      throw new SftDataError(`models.actor.sftData.path (${source.path})`, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? error}`]);
-    }
-  } else {
-    if (!store) throw new Error(`models.actor.sftData.key ${source.key} needs the campaign's store`);
-    text = (await store.getBytes(source.key!)).toString('utf8');
-  }
-  const where = source.path !== undefined ? `models.actor.sftData.path (${source.path})` : `models.actor.sftData.key (${source.key})`;
-  return readSftData(where, text, source.format, render);
 }
 
 export async function actorSftRecords(

@@ -1,12 +1,13 @@
 /**
  * Activities of the train task queue: ORM scoring, experience filtering (replay buffer with the
  * perplexity band), and training (SFT; critic, then the KL-constrained actor) by the campaign's trainer
- * (activities/campaign/trainers.ts). The models behind each role come resolved (activities/campaign/roles.ts).
+ * (its backend's: models/backends/embedded/trainer.ts, models/backends/external/trainer.ts). The models
+ * behind each role come resolved (models/backends/roles.ts).
  */
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
 import { outcomeState } from '../../models/orm';
-import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
 import type { Demonstrations, TrainActivities } from './contract';
@@ -15,7 +16,8 @@ import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf } from './models';
-import type { RolesFor, TrainSpec } from './roles';
+import type { TrainSpec } from '../../models/backends/roles';
+import type { RolesFor } from './backends';
 import { trainingRecordsKey } from '../../models/train/trainingRecord';
 import { trainerMetricsKey } from '../../models/train/trainerMetrics';
 import { replayedSource, stepRecordOf } from './trainingRecords';

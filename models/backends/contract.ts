@@ -8,10 +8,11 @@
 import type { z } from 'zod';
 import type { ObservationProfile } from '../../browser/pageRuntime';
 import type { ModelSecrets } from '../../config/secrets';
-import type { ArtifactStore } from '../../storage/artifactStore';
-import type { CampaignContext } from '../../activities/campaign/context';
-import type { ModelCache } from '../../activities/campaign/models';
-import type { ActorRole, ActorServing, ModelRoles } from '../../activities/campaign/roles';
+import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
+import type { Actor } from '../actor';
+import type { Critic } from '../critic';
+import type { Orm } from '../orm';
+import type { ActorRole, ActorServing, ModelRoles } from './roles';
 
 /** The roles of the config's `models` section, in the order the registry builds them (serving before the actor it serves, the actor before what reads its prompts). */
 export const ROLE_NAMES = ['serving', 'actor', 'critic', 'orm', 'trainer', 'taskGenerator', 'feasibility', 'judge'] as const;
@@ -20,11 +21,39 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 /** A backend's settings for one role: a strict object whose `backend` is the backend's name. */
 export type RoleSettingsSchema = z.ZodObject<{ backend: z.ZodLiteral<string> } & z.ZodRawShape>;
 
+/** The campaign's store and this worker's copies of its objects (activities/campaign/context.ts provides them). */
+export interface RoleStorage {
+  readonly store: ArtifactStore;
+  /** This worker's directory for cached objects or training work. */
+  localRoot(kind: 'cache' | 'training'): string;
+  /** A stored object (a checkpoint with its card, when asked) copied here once; its local path. */
+  localFile(key: string, options?: { withCard?: boolean }): Promise<string>;
+  /** Stores a trained model (a file or a directory) under `key`; what was uploaded. */
+  uploadModel(localPath: string, key: string): Promise<ObjectInfo[]>;
+}
+
+/** The embedded checkpoints' ONNX sessions by storage key, one per checkpoint and worker. */
+export interface EmbeddedModels {
+  actor(key: string): Promise<Actor>;
+  critic(key: string): Promise<Critic>;
+  orm(key: string): Promise<Orm>;
+}
+
+/** The running activity's heartbeats (activities/heartbeats.ts): a role's long call reports its progress through them. */
+export interface Heartbeats {
+  /** Reports progress now; the timer's beats repeat it until the next report. */
+  heartbeat(details: unknown): void;
+  /** A beat now with the progress `withHeartbeats` reads (after it has changed). */
+  beatNow(): void;
+  /** While `work` runs, every beat reads its progress from `details`. */
+  withHeartbeats<T>(details: () => unknown, work: Promise<T>): Promise<T>;
+}
+
 /** What every role's builder is given: the worker's campaign services and secrets, injected. */
 export interface RoleDeps {
-  ctx: CampaignContext;
-  /** The embedded checkpoints' ONNX sessions, one per checkpoint and worker. */
-  models: ModelCache;
+  storage: RoleStorage;
+  models: EmbeddedModels;
+  heartbeats: Heartbeats;
   secrets: ModelSecrets;
   env: NodeJS.ProcessEnv;
   /** The running activity's cancellation: a remote call stops when its activity is cancelled. */

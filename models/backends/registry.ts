@@ -6,7 +6,7 @@
  * contract.ts) and its line in MODEL_BACKENDS; a test registers one with `registerModelBackend`.
  */
 import { z } from 'zod';
-import type { ModelRoles } from '../../activities/campaign/roles';
+import type { ModelRoles } from './roles';
 import { backend as chat } from './chat';
 import { backend as command } from './command';
 import { backend as completions } from './completions';

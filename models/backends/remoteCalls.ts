@@ -4,9 +4,9 @@
  * (null in the results, recorded as a failure) while a server that is down fails the whole call, so the
  * activity is retried and no item is lost to an outage.
  */
-import { withHeartbeats } from '../../activities/heartbeats';
-import type { BackendFailure, CriticRole, StateItem } from '../../activities/campaign/roles';
+import type { BackendFailure, CriticRole, StateItem } from './roles';
 import type { ModelSecrets } from '../../config/secrets';
+import type { Heartbeats } from './contract';
 import type { StateValueFunction } from '../critic';
 import type { ChatOptions } from '../remote/chatText';
 import { mapSettled } from '../remote/concurrency';
@@ -54,11 +54,16 @@ export async function itemByItem<T extends { id: string }, R>(
 export const statesOf = (items: readonly StateItem[]) => items.map((item) => item.state);
 
 /**
- * A critic asked in batches: a batch that fails costs that batch. `critic(checkpoint)` is the value
+ * A critic asked in batches, reporting its progress: a batch that fails costs that batch. `critic(checkpoint)` is the value
  * function of the campaign's checkpoint, or of the one critic a backend outside the campaign's
  * checkpoints has.
  */
-export function batchedCritic(critic: (checkpoint: string) => Promise<StateValueFunction>, size: number, trainedByCampaign = false): CriticRole {
+export function batchedCritic(
+  critic: (checkpoint: string) => Promise<StateValueFunction>,
+  size: number,
+  heartbeats: Heartbeats,
+  trainedByCampaign = false,
+): CriticRole {
   return {
     valuesTasks: true,
     trainedByCampaign,
@@ -66,7 +71,7 @@ export function batchedCritic(critic: (checkpoint: string) => Promise<StateValue
       const valueFunction = await critic(checkpoint);
       const batches = Array.from({ length: Math.ceil(items.length / size) }, (_, b) => items.slice(b * size, (b + 1) * size));
       let unavailable: unknown;
-      const settled = await withHeartbeats(
+      const settled = await heartbeats.withHeartbeats(
         () => ({ valuing: items.length }),
         mapSettled(batches, 1, (batch) =>
           valueFunction.values(statesOf(batch)).catch((error: unknown) => {

@@ -3,19 +3,18 @@
  * the task generator (in-breadth evolution) or the feasibility judge. WebArena's LLM judge is built
  * from its settings by env/evaluators/judge.ts.
  */
-import { withHeartbeats } from '../../../activities/heartbeats';
-import { createChatTaskGenerator } from '../../../activities/campaign/chatTaskGenerator';
 import { createChatOrm } from '../../remote/chatOrm';
 import { judgeFeasibility } from '../../remote/feasibility';
 import type { ModelBackend } from '../contract';
 import { chatOptions, itemByItem } from '../remoteCalls';
 import { settings } from './settings';
+import { createChatTaskGenerator } from './taskGenerator';
 
 export const backend: ModelBackend<typeof settings> = {
   name: 'chat',
   settings,
   roles: {
-    orm: (orm, { secrets, signal }) => ({
+    orm: (orm, { secrets, signal, heartbeats }) => ({
       trainedByCampaign: false,
       async judge(_checkpoint, items) {
         const judge = createChatOrm({
@@ -26,7 +25,7 @@ export const backend: ModelBackend<typeof settings> = {
           ...(orm.maxObservationChars !== undefined ? { maxObservationChars: orm.maxObservationChars } : {}),
         });
         const judged = itemByItem(items, orm.concurrency, async ({ state }) => (await judge.judge([state]))[0]!);
-        const { results, failures } = await withHeartbeats(() => ({ judging: items.length }), judged);
+        const { results, failures } = await heartbeats.withHeartbeats(() => ({ judging: items.length }), judged);
         return { verdicts: results, failures };
       },
     }),

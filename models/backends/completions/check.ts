@@ -4,12 +4,12 @@
  * checked only with a store.
  */
 import { existsSync } from 'node:fs';
-import { sftDataPairs } from '../../../activities/campaign/phaseZeroData';
 import { promptFormatOf } from '../../../browser/policies/promptFormat';
 import { readCheckpointListing } from '../../../storage/checkpoints';
 import { SftDataError, type ChatRenderer } from '../../train/sftData';
 import type { ModelCheck } from '../contract';
 import type { CompletionsActorSettings } from './settings';
+import { sftDataPairs } from './sftSource';
 
 /** The SFT file's structure alone, for a chat-template actor whose model (and template) the main job provisions later. */
 const structureOnly: ChatRenderer = (messages) => messages.map((message) => `${message.role}: ${message.content}`).join('\n');

@@ -4,8 +4,6 @@
  * and training records for an external trainer. The checkpoint names the trainer's output; the server
  * answers to the name it was deployed under (activities/campaign/deployActivities.ts).
  */
-import { servedActor } from '../../../activities/campaign/deployActivities';
-import { withHeartbeats } from '../../../activities/heartbeats';
 import { createOpenAIPolicy } from '../../../browser/policies/openai';
 import type { Policy } from '../../../browser/policies/policy';
 import { contextBudget, createPromptBuilder, type PromptBuilder } from '../../../browser/policies/promptBudget';
@@ -16,6 +14,7 @@ import { createCompletionsActorScorer } from '../../remote/completionsActor';
 import { createVllmTokenCounter } from '../../remote/tokenCounter';
 import type { ModelBackend } from '../contract';
 import { chatOptions, itemByItem } from '../remoteCalls';
+import { servedActor } from '../serving';
 import { completionsActorCheck } from './check';
 import { settings, type CompletionsActorSettings } from './settings';
 
@@ -79,7 +78,7 @@ export const backend: ModelBackend<typeof settings> = {
   settings,
   defaults: { observationProfile: 'webrl' },
   roles: {
-    actor: (actor, { ctx, secrets, env, signal }, { serving }) => {
+    actor: (actor, { storage, secrets, env, signal, heartbeats }, { serving }) => {
       const prompts = actorPrompts(actor, secrets);
       return {
         prompts,
@@ -87,13 +86,13 @@ export const backend: ModelBackend<typeof settings> = {
         // A configured context is the trainer's max length too.
         recordFormat: { promptFormat: actor.promptFormat, ...(typeof actor.contextTokens === 'number' ? { maxLength: actor.contextTokens } : {}) },
         async policies(checkpoint, { temperature }) {
-          const policy = completionsActorPolicy(actor, temperature, await servedActor(ctx, serving, checkpoint), env, prompts);
+          const policy = completionsActorPolicy(actor, temperature, await servedActor(storage, serving, checkpoint), env, prompts);
           return () => policy;
         },
         async logProbs(checkpoint, items) {
-          const scorer = completionsActorScorer(actor, secrets, signal(), await servedActor(ctx, serving, checkpoint), prompts);
+          const scorer = completionsActorScorer(actor, secrets, signal(), await servedActor(storage, serving, checkpoint), prompts);
           const scored = itemByItem(items, actor.concurrency, async ({ state, response }) => (await scorer.logProbs([{ state, response }]))[0]!);
-          const { results, failures } = await withHeartbeats(() => ({ scoring: items.length }), scored);
+          const { results, failures } = await heartbeats.withHeartbeats(() => ({ scoring: items.length }), scored);
           return { logProbs: results, failures };
         },
       };

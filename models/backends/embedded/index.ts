@@ -1,9 +1,9 @@
 /** The embedded backend: the ONNX actor, critic and ORM the campaign trains (one session per checkpoint and worker), its trainer, and the environment's own task evolution. */
-import { embeddedTrainer } from '../../../activities/campaign/trainers';
 import { createActorPolicy } from '../../actorPolicy';
 import type { ModelBackend } from '../contract';
 import { statesOf } from '../remoteCalls';
 import { settings } from './settings';
+import { embeddedTrainer } from './trainer';
 
 export const backend: ModelBackend<typeof settings> = {
   name: 'embedded',
@@ -32,7 +32,7 @@ export const backend: ModelBackend<typeof settings> = {
         return { verdicts: await (await models.orm(checkpoint)).judge(statesOf(items)), failures: [] };
       },
     }),
-    trainer: (_settings, { ctx }) => embeddedTrainer(ctx),
+    trainer: (_settings, deps) => embeddedTrainer(deps),
     // The environment's own evolution writes the curriculum's tasks.
     taskGenerator: () => undefined,
   },

@@ -8,7 +8,7 @@ export const backend: ModelBackend<typeof settings> = {
   name: 'http',
   settings,
   roles: {
-    critic: (critic, { secrets, signal }, { actor }) =>
+    critic: (critic, { secrets, signal, heartbeats }, { actor }) =>
       batchedCritic(
         async () =>
           createHttpCritic({
@@ -22,6 +22,7 @@ export const backend: ModelBackend<typeof settings> = {
             signal: signal(),
           }),
         critic.batchSize,
+        heartbeats,
       ),
   },
 };

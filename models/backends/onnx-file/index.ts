@@ -8,16 +8,20 @@ export const backend: ModelBackend<typeof settings> = {
   name: 'onnx-file',
   settings,
   roles: {
-    critic: ({ path, threads }, { shared }) =>
-      batchedCritic(() => {
-        const sessions = shared('onnx-file-critics', () => new Map<string, ReturnType<typeof loadOnnxFileCritic>>());
-        let loaded = sessions.get(path);
-        if (!loaded) {
-          loaded = loadOnnxFileCritic(path, threads);
-          sessions.set(path, loaded);
-          loaded.catch(() => sessions.delete(path));
-        }
-        return loaded;
-      }, 256),
+    critic: ({ path, threads }, { shared, heartbeats }) =>
+      batchedCritic(
+        () => {
+          const sessions = shared('onnx-file-critics', () => new Map<string, ReturnType<typeof loadOnnxFileCritic>>());
+          let loaded = sessions.get(path);
+          if (!loaded) {
+            loaded = loadOnnxFileCritic(path, threads);
+            sessions.set(path, loaded);
+            loaded.catch(() => sessions.delete(path));
+          }
+          return loaded;
+        },
+        256,
+        heartbeats,
+      ),
   },
 };

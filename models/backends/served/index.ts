@@ -14,10 +14,10 @@ export const backend: ModelBackend<typeof settings> = {
   name: 'served',
   settings,
   roles: {
-    critic: (critic, { ctx, secrets, signal }, { actor }) =>
+    critic: (critic, { storage, secrets, signal, heartbeats }, { actor }) =>
       batchedCritic(
         async (checkpoint) => {
-          await syncCheckpoint(ctx.store, checkpoint, join(critic.sharedDir, checkpoint));
+          await syncCheckpoint(storage.store, checkpoint, join(critic.sharedDir, checkpoint));
           return createHttpCritic({
             baseURL: critic.baseUrl,
             timeoutMs: critic.timeoutMs,
@@ -31,6 +31,7 @@ export const backend: ModelBackend<typeof settings> = {
           });
         },
         critic.batchSize,
+        heartbeats,
         true,
       ),
   },

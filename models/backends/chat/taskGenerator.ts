@@ -3,13 +3,13 @@
  * evolution over a chat model.
  */
 import type { z } from 'zod';
-import type { EnvironmentTask } from '../../env/backends/contract';
-import { Rng } from '../../env/random';
-import { webArenaTaskSchema } from '../../env/tasks/schema';
-import type { settings as chat } from '../../models/backends/chat/settings';
-import type { ChatOptions } from '../../models/remote/chatText';
-import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
-import type { GenerationRequest, TaskGenerator } from './roles';
+import type { EnvironmentTask } from '../../../env/backends/contract';
+import { Rng } from '../../../env/random';
+import { webArenaTaskSchema } from '../../../env/tasks/schema';
+import type { settings as chat } from './settings';
+import type { ChatOptions } from '../../remote/chatText';
+import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../remote/taskGeneration';
+import type { GenerationRequest, TaskGenerator } from '../roles';
 
 type ChatGenerator = z.output<typeof chat.taskGenerator>;
 
