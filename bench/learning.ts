@@ -35,7 +35,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { EvaluationResult } from '../activities/campaign/controlActivities';
-import { completionsActorPolicy } from '../activities/campaign/backends';
+import { completionsActorPolicy } from '../models/backends/completions';
 import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { campaignEnvironment } from '../activities/campaign/environments';
 import { episodeOptions } from '../activities/campaign/episodes';

@@ -8,7 +8,7 @@ import proto from '@temporalio/proto';
 import { configSha256, differingFields, frozenConfigBytes } from '../config/frozen';
 import type { Config } from '../config/campaignConfig';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
-import { assertActorReady } from '../activities/campaign/phaseZeroData';
+import { assertModelsReady } from '../models/backends/registry';
 import type { ArtifactStore } from '../storage/artifactStore';
 import { campaignKey } from '../storage/keys';
 import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
@@ -139,8 +139,8 @@ export async function startCampaign(
 ): Promise<WorkflowHandleWithFirstExecutionRunId<typeof campaignWorkflow>> {
   // A campaign starts only when its backend's pre-start check passes (a webarena campaign's tasks, sites and accounts).
   await assertEnvironmentReady(config, { store });
-  // And a completions actor's SFT data file and init checkpoint are usable (the data in the actor's prompt format).
-  await assertActorReady(config, `campaign ${config.campaign.name}`, store);
+  // And the model backends' files are usable (a completions actor's SFT data file in its prompt format, its init checkpoint).
+  await assertModelsReady(config, `campaign ${config.campaign.name}`, store);
   const frozen = await freezeConfig(store, config);
   const id = campaignWorkflowId(config.campaign.name);
   const input = options.from ? await forkedCampaignInput(store, config, frozen, options.from) : initialCampaignInput(config, frozen);

@@ -21,7 +21,7 @@ import { installSdkLogFile } from '../workers/logFile';
 import { ALL_QUEUES, superviseWorkers } from '../workers/run';
 import { progressQuery, type campaignWorkflow } from '../workflows/campaign';
 import type { CampaignProgress } from '../workflows/campaignTypes';
-import { assertActorReady } from '../activities/campaign/phaseZeroData';
+import { assertModelsReady } from '../models/backends/registry';
 import { campaignHandle, startCampaign } from './control';
 
 interface ActivityProgress {
@@ -262,7 +262,7 @@ export interface MainJobOptions {
 
 export async function runMainJob(loaded: Settings, log: Log, options: MainJobOptions): Promise<{ outcome: MainJobOutcome; settings: Settings }> {
   // The actor's files on this disk are checked before minutes of provisioning (again, whole, at start).
-  await assertActorReady(loaded.config, `campaign ${loaded.config.campaign.name}`);
+  await assertModelsReady(loaded.config, `campaign ${loaded.config.campaign.name}`);
   const tools = await ensureTools(log);
   for (const tool of Object.values(tools)) log(describeTool(tool));
   const endpoints = await stackUp(loaded.config, {

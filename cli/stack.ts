@@ -3,7 +3,7 @@
  */
 import type { Command } from 'commander';
 import { assertEnvironmentReady, backendOf } from '../env/backends/registry';
-import { assertActorReady } from '../activities/campaign/phaseZeroData';
+import { assertModelsReady, modelsReadStore } from '../models/backends/registry';
 import { ArtifactStore } from '../storage/artifactStore';
 import { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -131,13 +131,11 @@ export function registerStackCommands(program: Command): void {
       const { config, secrets } = await loadSettings(file);
       const { backend, settings } = backendOf(config);
       // Task files, SFT data or an init checkpoint in the store need it; on disk they do not (the store may not be up yet).
-      const actor = config.models.actor;
-      const actorInStore = actor.backend === 'completions' && (actor.sftData?.key !== undefined || (actor.init !== undefined && 'key' in actor.init));
-      const inStore = (backend.tasks.readsStore?.(settings) ?? false) || actorInStore;
+      const inStore = (backend.tasks.readsStore?.(settings) ?? false) || modelsReadStore(config.models);
       const store = inStore ? new ArtifactStore(config.s3, secrets.s3) : undefined;
       try {
         await assertEnvironmentReady(config, store ? { store } : {});
-        await assertActorReady(config, file ?? 'defaults + environment', store);
+        await assertModelsReady(config, file ?? 'defaults + environment', store);
       } finally {
         store?.destroy();
       }

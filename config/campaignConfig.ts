@@ -9,16 +9,15 @@ import { z } from 'zod';
 import { chatTemplateFormat } from '../browser/policies/promptFormat';
 import { defaultMinWaitMs } from '../browser/settle';
 import { backendNamed, environmentSettings } from '../env/backends/registry';
+import { trainerLoraRank } from '../models/backends/external/settings';
+import { backendDefaults, ModelsSchema } from '../models/backends/registry';
 import {
   campaignFields,
   ConcurrencySchema,
-  ModelsSchema,
   SitesSchema,
   StackConfigSchema,
   TemporalConfigSchema,
-  trainerLoraRank,
   TrainingSchema,
-  WEBRL_EPOCHS,
   EMBEDDED_EPOCHS,
 } from './schema';
 import { S3ConfigSchema } from '../storage/settings';
@@ -72,7 +71,8 @@ const configFields = z.strictObject({
   stack: StackConfigSchema.default(StackConfigSchema.parse({})),
   concurrency: ConcurrencySchema.default(ConcurrencySchema.parse({})),
   sites: SitesSchema.default(SitesSchema.parse({})),
-  models: ModelsSchema.default(ModelsSchema.parse({})),
+  // Parsed when first read, so that a backend a test registers may be named (models/backends/registry.ts).
+  models: ModelsSchema.default(() => ModelsSchema.parse({})),
 });
 
 export const ConfigSchema = configFields
@@ -127,12 +127,13 @@ export const ConfigSchema = configFields
     for (const issue of servedModelIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
   })
   // Unset endpoints mean the local stack, so changing its ports moves the clients along; an unset
-  // observation profile follows the actor (the released WebRL checkpoints read the reference's pages);
-  // unset epochs follow the trainer (an external one trains LLMs: WebRL's).
+  // observation profile follows the actor's backend (the released WebRL checkpoints read the reference's
+  // pages); unset epochs follow the trainer's (an external one trains LLMs: WebRL's).
   .transform((config) => {
     const { environment, training } = config.campaign;
-    const epochs = config.models.trainer.backend === 'external' ? WEBRL_EPOCHS : EMBEDDED_EPOCHS;
-    const profile = environment.observation.profile ?? (config.models.actor.backend === 'completions' ? 'webrl' : 'default');
+    const defaults = backendDefaults(config.models);
+    const epochs = defaults.epochs ?? EMBEDDED_EPOCHS;
+    const profile = environment.observation.profile ?? defaults.observationProfile ?? 'default';
     const minWaitMs = environment.observation.minWaitMs ?? defaultMinWaitMs(profile);
     return {
       ...config,

@@ -7,6 +7,22 @@
  *   campaigns/<campaign>/phase-<k>/manifest.json   (written last)
  */
 
+/** A JSONL artifact, how many rows it holds, and its checksum (manifests are content-addressed). */
+export interface DatasetRef {
+  key: string;
+  count: number;
+  sha256: string;
+}
+
+/** Identifies one unit of work; every output key of an activity derives from it and nothing else. */
+export interface PhaseScope {
+  campaignId: string;
+  configKey: string;
+  configSha256?: string;
+  phase: number;
+  seed: number;
+}
+
 const SEGMENT = /^[A-Za-z0-9._=-][A-Za-z0-9._=+-]*$/;
 
 function checkSegments(parts: string[]): string {

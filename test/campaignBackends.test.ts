@@ -17,7 +17,7 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaig
 import type { ExperienceRow } from '../activities/campaign/experience';
 import type { RewardRow } from '../activities/campaign/trainActivities';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
-import type { ModelRoles, TrainingTarget, TrainSpec } from '../activities/campaign/roles';
+import type { ModelRoles, TrainingTarget, TrainSpec } from '../models/backends/roles';
 import type { PhaseManifestData } from '../activities/campaign/phaseManifest';
 import { renderActorTrainingText } from '../campaign/report';
 import type { TrainerMetrics } from '../models/train/trainerMetrics';
@@ -28,11 +28,16 @@ import type { WebArenaTask } from '../env/tasks/schema';
 import { freePort } from '../infra/processes';
 import type { ModelState } from '../models/state';
 import { manifestKey } from '../storage/keys';
-import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../storage/keys';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';
 import { chatCompletion, startServer, type RecordedRequest, type TestServer } from './models/fixtures/servers';
+import { registerModelBackend } from '../models/backends/registry';
+import { toyModelBackend } from './fixtures/toyModelBackend';
+
+// A model backend in one folder plus this line: configs below may name it (models.critic.backend: toy).
+registerModelBackend(toyModelBackend);
 
 /** What the fake trainer says its actor job did. */
 const TRAINED: TrainerMetrics = {
@@ -186,6 +191,37 @@ describe('campaign activities with remote model backends', () => {
         kept,
         [3, 4, 6, 7].map((i) => candidates[i]!.task_id),
       );
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  test("a model backend registered in one line (the toy critic) values the critic filter's candidates from its own settings", async () => {
+    const ports = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
+    const probe = await scope({});
+    const candidates = ctx
+      .split(probe.config.campaign.environment.worldSeed, 'train')
+      .filter((t) => t.sites[0] === 'shopping')
+      .slice(0, 3);
+    const favourite = candidates[1]!;
+    const { scope: phase, config } = await scope({
+      sites: { ports },
+      concurrency: { browserContexts: 1 },
+      models: { critic: { backend: 'toy', favourite: favourite.intent } },
+    });
+    assert.deepEqual(config.models.critic, { backend: 'toy', favourite: favourite.intent, favouriteValue: 0.5, otherValue: 0.9 });
+    const runtime = await BrowserRuntime.start(config);
+    try {
+      const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx) });
+      const ref = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), candidates);
+      const result = await run(activities.filterTasksByCritic, { ...phase, candidates: ref, critic: 'unused/critic.onnx', band: [0.05, 0.75] });
+      const kept = await ctx.readDataset<WebArenaTask>(result.tasks);
+      // Only the favourite's value (0.5) is inside the band; the others' (0.9) are above it.
+      assert.deepEqual(
+        kept.map((t) => t.task_id),
+        [favourite.task_id],
+      );
+      assert.ok(Math.abs(result.meanValue - (0.5 + 0.9 + 0.9) / 3) < 1e-9, `mean critic value ${result.meanValue}`);
     } finally {
       await runtime.close();
     }

@@ -35,7 +35,7 @@ import { Critic } from '../models/critic';
 import { createNetwork, PARAMETER_NAMES } from '../models/network';
 import { SeededRng } from '../browser/rng';
 import type { ModelState } from '../models/state';
-import type { DatasetRef, PhaseScope } from '../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../storage/keys';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, test } from 'node:test';
-import { assertActorReady } from '../activities/campaign/phaseZeroData';
+import { assertModelsReady } from '../models/backends/registry';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
 import { backendOf, BACKENDS } from '../env/backends/registry';
@@ -344,7 +344,7 @@ describe('configuration', () => {
     });
     const problemsOf = async (actor: object): Promise<string[]> => {
       try {
-        await assertActorReady(parseConfig({ models: { actor: { ...completions, ...actor }, trainer } }), 'c.yaml');
+        await assertModelsReady(parseConfig({ models: { actor: { ...completions, ...actor }, trainer } }), 'c.yaml');
       } catch (error) {
         assert.ok(error instanceof ConfigError, String(error));
         return error.message.split('\n').slice(1);

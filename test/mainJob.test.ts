@@ -239,7 +239,7 @@ describe('plain progress lines (output that is not a terminal)', () => {
 
 describe('a training job on the live line', () => {
   test('an external trainer job shows its steps done of total and the time left, not 0/1 for the whole job', () => {
-    // The heartbeat details activities/campaign/trainers.ts sends for a webrl-torch job.
+    // The heartbeat details models/backends/external/trainer.ts sends for a webrl-torch job.
     const beat = { model: 'actor', phase: 'external', fraction: 0.25, step: 3, totalSteps: 12, secondsLeft: 754 };
     const progress = { type: activityLabel('trainSft', beat), ...heartbeatProgress(beat), attempt: 1 };
     assert.deepEqual(progress, { type: 'trainSft actor · external', done: 3, total: 12, left: '13 min', attempt: 1 });

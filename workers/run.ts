@@ -13,7 +13,7 @@ import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
 import { ModelCache } from '../activities/campaign/models';
 import { createRoleResolver } from '../activities/campaign/backends';
-import type { RolesFor } from '../activities/campaign/roles';
+import type { RolesFor } from '../activities/campaign/backends';
 import { createTrainActivities } from '../activities/campaign/trainActivities';
 import { createDeployActivities } from '../activities/campaign/deployActivities';
 import type { QueueActivities } from '../activities/campaign/contract';

@@ -23,18 +23,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Demonstrations, QueueActivities, ShardResult } from '../activities/campaign/contract';
-import type {
-  CampaignInput,
-  CampaignProgress,
-  CampaignStatus,
-  CarryOver,
-  DatasetRef,
-  ModelRefs,
-  PhaseFailure,
-  PhaseScope,
-  PhaseSettings,
-  PhaseSummary,
-} from './campaignTypes';
+import type { CampaignInput, CampaignProgress, CampaignStatus, CarryOver, ModelRefs, PhaseFailure, PhaseSettings, PhaseSummary } from './campaignTypes';
+import type { DatasetRef, PhaseScope } from '../storage/keys';
 import { checkSettingsUpdate, renderPhaseTable } from './campaignSettings';
 import { INFRASTRUCTURE_RETRY } from './retryPolicies';
 import { PHASE, STATUS, SUCCESS_RATE } from '../temporal/searchAttributes';

@@ -2,6 +2,7 @@
  * What the campaign workflow and its activities pass each other: references to artifacts in the store
  * and small numbers, never data. Everything here must stay small (payloads and histories are bounded).
  */
+import type { DatasetRef } from '../storage/keys';
 
 /** Settings the workflow itself acts on; the rest of the campaign config is read by activities from S3. */
 export interface PhaseSettings {
@@ -30,13 +31,6 @@ export interface ModelRefs {
   actor: string;
   critic: string;
   orm: string;
-}
-
-/** A JSONL artifact, how many rows it holds, and its checksum (manifests are content-addressed). */
-export interface DatasetRef {
-  key: string;
-  count: number;
-  sha256: string;
 }
 
 /** The numbers a published phase reports. */
@@ -106,13 +100,4 @@ export interface CampaignProgress {
   failure: PhaseFailure | null;
   settings: PhaseSettings;
   pendingSettings: Partial<PhaseSettings> | null;
-}
-
-/** Identifies one unit of work; every output key of an activity derives from it and nothing else. */
-export interface PhaseScope {
-  campaignId: string;
-  configKey: string;
-  configSha256?: string;
-  phase: number;
-  seed: number;
 }

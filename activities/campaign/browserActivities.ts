@@ -22,7 +22,7 @@ import { episodeOptions, InfrastructureFailure, runTasks, type TrajectoryIndexRo
 import type { Config } from '../../config/campaignConfig';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf } from './models';
-import type { RolesFor } from './roles';
+import type { RolesFor } from './backends';
 import { mostPromisingTasks } from './mostPromisingTasks';
 import { campaignEnvironment, prepareEnvironment } from './environments';
 

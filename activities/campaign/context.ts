@@ -17,7 +17,7 @@ import { embeddedSplit } from '../../env/backends/embedded';
 import { backendOf } from '../../env/backends/registry';
 import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
 import { manifestKey, phaseKey } from '../../storage/keys';
-import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 
 export class CampaignContext {
   private readonly configs = new Map<string, Promise<Config>>();

@@ -2,7 +2,8 @@
  * The campaign's activities as the workflow calls them: inputs are a phase scope plus references,
  * outputs are references plus small numbers. Implementations live beside this file, one per module.
  */
-import type { CarryOver, DatasetRef, ModelRefs, PhaseNumbers, PhaseScope, PhaseSummary } from '../../workflows/campaignTypes';
+import type { CarryOver, ModelRefs, PhaseNumbers, PhaseSummary } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 
 export interface ShardResult {
   shard: number;

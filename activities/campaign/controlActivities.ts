@@ -16,8 +16,9 @@ import type { ControlActivities } from './contract';
 import type { CampaignContext } from './context';
 import type { TrajectoryIndexRow } from './episodes';
 import type { RewardRow } from './trainActivities';
-import { servedRecordKey } from './deployActivities';
-import type { RolesFor, ServedModelRecord } from './roles';
+import { servedRecordKey } from '../../models/backends/serving';
+import type { ServedModelRecord } from '../../models/backends/roles';
+import type { RolesFor } from './backends';
 import { miniwobSuiteScore, type SuiteScore } from '../../env/backends/miniwob/suiteScore';
 
 /** Ids of generated tasks: clear of the splits' ids (test from 0, train from 10,000). */

@@ -3,7 +3,8 @@
  * Its content is deterministic for a given campaign config and seed: references, counts and metrics,
  * no timestamps, so two runs of the same campaign can be compared manifest by manifest.
  */
-import type { CarryOver, DatasetRef, PhaseSummary } from '../../workflows/campaignTypes';
+import type { CarryOver, PhaseSummary } from '../../workflows/campaignTypes';
+import type { DatasetRef } from '../../storage/keys';
 import type { TrainerMetrics } from '../../models/train/trainerMetrics';
 import type { ServedModels } from './contract';
 

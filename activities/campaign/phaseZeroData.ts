@@ -6,19 +6,14 @@
  * oracle-graded states. And the checkpoint the actor starts from (`models.actor.init`), stored under
  * the phase's checkpoints when it is a local path.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import { ConfigError } from '../../config/errors';
-import type { CompletionsActorConfig } from '../../config/schema';
-import type { Config } from '../../config/campaignConfig';
-import { promptFormatOf } from '../../browser/policies/promptFormat';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
+import { sftDataPairs } from '../../models/backends/completions/sftSource';
 import { statePrompt } from '../../models/remote/completionsActor';
-import { readSftData, SftDataError, type ChatRenderer, type SftPair } from '../../models/train/sftData';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import type { ModelState } from '../../models/state';
 import type { ArtifactStore } from '../../storage/artifactStore';
-import { readCheckpointListing, uploadCheckpoint } from '../../storage/checkpoints';
+import { uploadCheckpoint } from '../../storage/checkpoints';
 
 /** A one-step demonstration: done, rewarded, nothing after it. */
 function demonstrationRecord(
@@ -52,28 +47,9 @@ function demonstrationRecord(
   };
 }
 
-/** The SFT data file's pairs, every problem listed (models/train/sftData.ts); read from here or from the store. */
-export async function sftDataPairs(actor: CompletionsActorConfig, render: ChatRenderer | undefined, store: ArtifactStore | undefined): Promise<SftPair[]> {
-  const source = actor.sftData;
-  if (!source) return [];
-  let text: string;
-  if (source.path !== undefined) {
-    try {
-      text = await readFile(source.path, 'utf8');
-    } catch (error) {
-      throw new SftDataError(`models.actor.sftData.path (${source.path})`, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? error}`]);
-    }
-  } else {
-    if (!store) throw new Error(`models.actor.sftData.key ${source.key} needs the campaign's store`);
-    text = (await store.getBytes(source.key!)).toString('utf8');
-  }
-  const where = source.path !== undefined ? `models.actor.sftData.path (${source.path})` : `models.actor.sftData.key (${source.key})`;
-  return readSftData(where, text, source.format, render);
-}
-
 export async function actorSftRecords(
   campaignId: string,
-  actor: CompletionsActorConfig,
+  actor: CompletionsActorSettings,
   prompts: PromptBuilder,
   store: ArtifactStore,
   demonstrations: readonly { state: ModelState; response: string }[],
@@ -100,37 +76,8 @@ export async function criticSftRecords(
   );
 }
 
-/** The SFT file's structure alone, for a chat-template actor whose model (and template) the main job provisions later. */
-const structureOnly: ChatRenderer = (messages) => messages.map((message) => `${message.role}: ${message.content}`).join('\n');
-
-/**
- * Before a campaign starts (`webrl config check`, `campaign start`, the main job): every problem of a
- * completions actor's SFT data file (each naming the field and the file) and whether its init checkpoint
- * is there; throws a ConfigError listing them. Sources in the store are checked only with a store.
- */
-export async function assertActorReady(config: Config, source: string, store?: ArtifactStore): Promise<void> {
-  const actor = config.models.actor;
-  if (actor.backend !== 'completions') return;
-  const problems: string[] = [];
-  if (actor.sftData && (actor.sftData.path !== undefined || store)) {
-    const provisionedLater = actor.promptFormat === 'chat-template' && config.stack.llm !== undefined && !existsSync(actor.tokenizer ?? '');
-    const format = provisionedLater ? undefined : promptFormatOf(actor);
-    const render = provisionedLater ? structureOnly : format?.renderChat?.bind(format);
-    await sftDataPairs(actor, render, store).catch((error: unknown) => {
-      if (!(error instanceof SftDataError)) throw error;
-      for (const problem of error.problems) problems.push(`${error.source}: ${problem}`);
-    });
-  }
-  const init = actor.init;
-  if (init && 'path' in init && !existsSync(init.path)) problems.push(`models.actor.init.path: ${init.path} does not exist`);
-  if (init && 'key' in init && store && !(await store.exists(init.key)) && !(await readCheckpointListing(store, init.key))) {
-    problems.push(`models.actor.init.key: the store has no checkpoint at ${init.key}`);
-  }
-  if (problems.length) throw new ConfigError(source, problems);
-}
-
 /** The store key of the checkpoint phase 0's actor starts from: the configured key, or the local path stored at `localKey`. */
-export async function actorInitKey(actor: CompletionsActorConfig, store: ArtifactStore, localKey: string): Promise<string | undefined> {
+export async function actorInitKey(actor: CompletionsActorSettings, store: ArtifactStore, localKey: string): Promise<string | undefined> {
   if (!actor.init) return undefined;
   if ('key' in actor.init) return actor.init.key;
   await uploadCheckpoint(store, localKey, actor.init.path);

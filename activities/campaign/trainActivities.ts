@@ -1,21 +1,23 @@
 /**
  * Activities of the train task queue: ORM scoring, experience filtering (replay buffer with the
  * perplexity band), and training (SFT; critic, then the KL-constrained actor) by the campaign's trainer
- * (activities/campaign/trainers.ts). The models behind each role come resolved (activities/campaign/roles.ts).
+ * (its backend's: models/backends/embedded/trainer.ts, models/backends/external/trainer.ts). The models
+ * behind each role come resolved (models/backends/roles.ts).
  */
 import type { EnvironmentTask } from '../../env/backends/contract';
 import { Rng } from '../../env/random';
 import { outcomeState } from '../../models/orm';
-import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
-import type { CompletionsActorConfig } from '../../config/schema';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
 import type { Demonstrations, TrainActivities } from './contract';
 import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
 import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf } from './models';
-import type { RolesFor, TrainSpec } from './roles';
+import type { TrainSpec } from '../../models/backends/roles';
+import type { RolesFor } from './backends';
 import { trainingRecordsKey } from '../../models/train/trainingRecord';
 import { trainerMetricsKey } from '../../models/train/trainerMetrics';
 import { replayedSource, stepRecordOf } from './trainingRecords';
@@ -64,7 +66,7 @@ async function trainModel({ ctx, roles }: TrainDeps, spec: TrainSpec): Promise<{
 async function completionsSftData(
   ctx: CampaignContext,
   scope: PhaseScope & Demonstrations,
-  actor: CompletionsActorConfig,
+  actor: CompletionsActorSettings,
   prompts: PromptBuilder,
 ): Promise<{ actorPairs: number; key: string | undefined }> {
   const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));

@@ -5,9 +5,10 @@
  * then, or on any other HTTP error, the call fails with a `policy_unavailable` infrastructure error. The
  * API key is read from the environment and never appears in messages.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, InfrastructureError } from '../errors';
+import { createClient } from './openaiClient';
 import { DEFAULT_MAX_TOKENS } from './prompt';
 import { createPromptBuilder, type PromptBuilder } from './promptBudget';
 import { webrlLlama3Format } from './promptFormat';
@@ -64,12 +65,12 @@ function completionText(reply: unknown): string {
 export function createOpenAIPolicy(options: OpenAIPolicyOptions): Policy {
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
-  const client = new OpenAI({
+  // The client's own retries are off: ours retry malformed replies too, and the count is one number.
+  const client = createClient({
     baseURL: options.baseURL,
-    apiKey: process.env[options.apiKeyEnv ?? 'OPENAI_API_KEY'] || 'EMPTY',
-    timeout: options.timeoutMs ?? 120_000,
-    // Retries are ours, so malformed replies are retried too and the count is one number.
-    maxRetries: 0,
+    model: options.model,
+    apiKeyEnv: options.apiKeyEnv,
+    timeoutMs: options.timeoutMs,
   });
   const prompts = options.prompts ?? createPromptBuilder(webrlLlama3Format);
   const body = {

@@ -8,7 +8,7 @@
 import type OpenAI from 'openai';
 import type { ModelSecrets } from '../../config/secrets';
 import { chatText, excerpt, type ChatOptions } from '../../models/remote/chatText';
-import { createClient, describeEndpoint } from '../../models/remote/openaiClient';
+import { createClient, describeEndpoint } from '../../browser/policies/openaiClient';
 import { normalizeAnswer } from './textMatch';
 
 export interface FuzzyJudge {

@@ -19,7 +19,7 @@ import type { OrmVerdict, OutcomeJudge } from '../orm';
 import { verdict } from '../orm';
 import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
-import { createClient, describeEndpoint, type EndpointOptions } from './openaiClient';
+import { createClient, describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
 import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
 
 export interface ChatOrmOptions extends EndpointOptions, RetryOptions {

@@ -4,7 +4,7 @@
  * Whether that JSON means anything is the caller's business: garbage is reported, not thrown.
  */
 import type OpenAI from 'openai';
-import { describeEndpoint, type EndpointOptions } from './openaiClient';
+import { describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
 import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
 
 export interface ChatOptions extends EndpointOptions, RetryOptions {

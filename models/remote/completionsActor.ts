@@ -20,7 +20,7 @@ import { webrlLlama3Format } from '../../browser/policies/promptFormat';
 import type { ActionLogProb, ActionScorer, ScoredAction } from '../actor';
 import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
-import { createClient, describeEndpoint, type EndpointOptions } from './openaiClient';
+import { createClient, describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
 import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
 
 export interface CompletionsActorOptions extends EndpointOptions, RetryOptions {

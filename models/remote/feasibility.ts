@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { chatText, excerpt, extractJson, type ChatOptions } from './chatText';
 import { mapWithConcurrency } from './concurrency';
-import { createClient } from './openaiClient';
+import { createClient } from '../../browser/policies/openaiClient';
 
 export interface JudgedTask {
   task_id: string | number;

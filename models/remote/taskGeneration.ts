@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { chatText, excerpt, extractJson, type ChatOptions } from './chatText';
-import { createClient } from './openaiClient';
+import { createClient } from '../../browser/policies/openaiClient';
 
 export interface SeedTask {
   intent: string;

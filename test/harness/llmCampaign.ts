@@ -19,7 +19,7 @@ import type { PhaseManifestData } from '../../activities/campaign/phaseManifest'
 import { readPhaseManifests } from '../../campaign/manifest';
 import { parseConfig } from '../../config/load';
 import type { PromptFormatName } from '../../browser/policies/promptFormatNames';
-import type { CompletionsActorConfig } from '../../config/schema';
+import type { CompletionsActorSettings } from '../../models/backends/completions/settings';
 import type { Config, ConfigInput } from '../../config/campaignConfig';
 import { ArtifactStore, type Manifest } from '../../storage/artifactStore';
 import { runWorkers } from '../../workers/run';
@@ -80,7 +80,7 @@ export interface LlmCampaignOptions<S extends ActorServer = VllmServer> {
     promptFormat?: PromptFormatName;
     tokenizer?: string;
     /** An SFT data file phase 0's actor trains on beside the oracle's demonstrations. */
-    sftData?: CompletionsActorConfig['sftData'];
+    sftData?: CompletionsActorSettings['sftData'];
   };
   /** Another trainer command (placeholders as in models.trainer.command). */
   trainer?: { command: string; timeoutSeconds?: number };

@@ -2,7 +2,7 @@
 import { createRoleResolver } from '../../activities/campaign/backends';
 import type { CampaignContext } from '../../activities/campaign/context';
 import { ModelCache } from '../../activities/campaign/models';
-import type { RolesFor } from '../../activities/campaign/roles';
+import type { RolesFor } from '../../activities/campaign/backends';
 import { loadModelSecrets } from '../../config/secrets';
 
 export function workerRoles(ctx: CampaignContext, models: ModelCache = new ModelCache(ctx)): RolesFor {

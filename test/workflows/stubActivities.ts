@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { CampaignActivities } from '../../activities/campaign/contract';
-import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 
 export interface ActivityCall {
   name: keyof CampaignActivities;

@@ -1,7 +1,8 @@
 /**
- * The OpenAI-compatible client every remote backend uses: the key comes from an environment variable
- * (never from a file, never logged), the SDK's own retries are off because `withRetries` counts them,
- * and each request has a timeout.
+ * The one OpenAI-compatible client: every remote backend and the completions policy
+ * (browser/policies/openai.ts) build theirs here. The key comes from the worker's secrets or an
+ * environment variable (never from a file, never logged), the SDK's own retries are off because the
+ * callers count theirs (`withRetries`, the policy's loop), and each request has a timeout.
  */
 import OpenAI from 'openai';
 import type { Secret } from '../../config/secrets';

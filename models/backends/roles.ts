@@ -1,24 +1,25 @@
 /**
  * The model roles the campaign's activities call, as interfaces: which backend stands behind each
  * (embedded ONNX, a completions server, a chat endpoint, an HTTP critic, an external trainer) is
- * decided once, in activities/campaign/backends.ts, and the activity factories receive the result.
+ * decided once, by the registry (models/backends/registry.ts), and the activity factories receive the result.
  * Tests inject their own roles the same way.
  */
 import type { PromptBuilder } from '../../browser/policies/promptBudget';
 import type { Policy } from '../../browser/policies/policy';
-import type { CompletionsActorConfig } from '../../config/schema';
-import type { Config } from '../../config/campaignConfig';
+import type { CompletionsActorSettings } from './completions/settings';
 import type { EnvironmentTask } from '../../env/backends/contract';
-import type { ActionLogProb, ScoredAction } from '../../models/actor';
-import type { CriticValues } from '../../models/critic';
-import type { OrmVerdict } from '../../models/orm';
-import type { FeasibilityResult } from '../../models/remote/feasibility';
-import type { GenerationFailure } from '../../models/remote/taskGeneration';
-import type { ModelState } from '../../models/state';
-import type { Objective } from '../../models/train/trainerContract';
-import type { TrainerMetrics } from '../../models/train/trainerMetrics';
+import type { ActionLogProb, ScoredAction } from '../actor';
+import type { CriticValues } from '../critic';
+import type { OrmVerdict } from '../orm';
+import type { FeasibilityResult } from '../remote/feasibility';
+import type { GenerationFailure } from '../remote/taskGeneration';
+import type { ModelState } from '../state';
+import type { Objective } from '../train/trainerContract';
+import type { PromptFormatName } from '../../browser/policies/promptFormatNames';
+import type { ObjectiveTraining } from '../remote/trainerEnvironment';
+import type { TrainerMetrics } from '../train/trainerMetrics';
 import type { ObjectInfo } from '../../storage/artifactStore';
-import type { DatasetRef, PhaseScope } from '../../workflows/campaignTypes';
+import type { DatasetRef, PhaseScope } from '../../storage/keys';
 
 /** One item a remote model could not answer usefully; stored beside the activity's output. */
 export interface BackendFailure {
@@ -42,7 +43,9 @@ export interface ActorRole {
    */
   readonly prompts?: PromptBuilder;
   /** An actor served as text: where phase 0 starts from (its SFT data file, init checkpoint, whether oracle runs join). */
-  readonly phaseZero?: CompletionsActorConfig;
+  readonly phaseZero?: CompletionsActorSettings;
+  /** An actor served as text: how its training records' prompts were written, and a configured context (the trainer's max length too). */
+  readonly recordFormat?: { promptFormat: PromptFormatName; maxLength?: number };
 }
 
 export interface CriticRole {
@@ -120,11 +123,17 @@ export interface TrainSpec {
   critic?: string;
 }
 
+/** The campaign's training settings a trainer reads (config/schema.ts's TrainingSchema). */
+export interface TrainingSettings extends ObjectiveTraining {
+  batchSize: number;
+  checkpointEvery: number;
+}
+
 /** Where a training job writes (its checkpoint and its resumable state) and the campaign's training settings. */
 export interface TrainingTarget {
   key: string;
   stateKey: string;
-  training: Config['campaign']['training'];
+  training: TrainingSettings;
 }
 
 export interface Trainer {
@@ -144,9 +153,3 @@ export interface ModelRoles {
   /** Undefined: trained actors are not served (the embedded actor, or a fixed served model). */
   serving: ActorServing | undefined;
 }
-
-/**
- * The roles for a campaign's frozen config. A worker serves every campaign that reaches its queues,
- * each with its own config; the worker resolves a config's roles once and reuses them.
- */
-export type RolesFor = (config: Config) => ModelRoles;

@@ -2,15 +2,16 @@
  * The chat task generator (models.taskGenerator.backend: chat), the curriculum's in-breadth
  * evolution over a chat model.
  */
-import type { ModelsConfig } from '../../config/schema';
-import type { EnvironmentTask } from '../../env/backends/contract';
-import { Rng } from '../../env/random';
-import { webArenaTaskSchema } from '../../env/tasks/schema';
-import type { ChatOptions } from '../../models/remote/chatText';
-import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../models/remote/taskGeneration';
-import type { GenerationRequest, TaskGenerator } from './roles';
+import type { z } from 'zod';
+import type { EnvironmentTask } from '../../../env/backends/contract';
+import { Rng } from '../../../env/random';
+import { webArenaTaskSchema } from '../../../env/tasks/schema';
+import type { settings as chat } from './settings';
+import type { ChatOptions } from '../../remote/chatText';
+import { generateTasksWithLlm, type GenerationFailure, type SiteSeeds } from '../../remote/taskGeneration';
+import type { GenerationRequest, TaskGenerator } from '../roles';
 
-type ChatGenerator = Extract<ModelsConfig['taskGenerator'], { backend: 'chat' }>;
+type ChatGenerator = z.output<typeof chat.taskGenerator>;
 
 const normaliseIntent = (intent: string) =>
   intent
