@@ -11,15 +11,7 @@ import { defaultMinWaitMs } from '../browser/settle';
 import { backendNamed, environmentSettings } from '../env/backends/registry';
 import { trainerLoraRank } from '../models/backends/external/settings';
 import { backendDefaults, ModelsSchema } from '../models/backends/registry';
-import {
-  campaignFields,
-  ConcurrencySchema,
-  SitesSchema,
-  StackConfigSchema,
-  TemporalConfigSchema,
-  TrainingSchema,
-  EMBEDDED_EPOCHS,
-} from './schema';
+import { campaignFields, ConcurrencySchema, SitesSchema, StackConfigSchema, TemporalConfigSchema, TrainingSchema, EMBEDDED_EPOCHS } from './schema';
 import { S3ConfigSchema } from '../storage/settings';
 
 /** The stack's own ports, which the model `stack.llm` serves must not take. */

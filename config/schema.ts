@@ -157,4 +157,3 @@ export const SitesSchema = z.strictObject({
     })
     .default(WEBARENA_PORTS),
 });
-
