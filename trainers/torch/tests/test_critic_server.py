@@ -52,24 +52,14 @@ def post(url: str, body: object, key: str | None = None) -> tuple[int, dict]:
         return error.code, json.loads(error.read())
 
 
+def serve_critic_command(tiny_model, *args):
+    """`webrl-torch serve-critic` on the tiny model, on a free port, in float32, with `args` added."""
+    return [sys.executable, "-m", "webrl_torch.cli", "serve-critic", "--base-model", str(tiny_model), *args, "--port", "0", "--dtype", "float32"]
+
+
 def test_serve_critic_answers_values_requests_with_both_heads(tiny_model, critic_checkpoint):
     environment = {**os.environ, "CRITIC_TEST_KEY": "s3cret-test-key"}
-    command = [
-        sys.executable,
-        "-m",
-        "webrl_torch.cli",
-        "serve-critic",
-        "--base-model",
-        str(tiny_model),
-        "--critic",
-        critic_checkpoint,
-        "--port",
-        "0",
-        "--dtype",
-        "float32",
-        "--api-key-env",
-        "CRITIC_TEST_KEY",
-    ]
+    command = serve_critic_command(tiny_model, "--critic", critic_checkpoint, "--api-key-env", "CRITIC_TEST_KEY")
     server = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
     try:
         url = None
@@ -114,20 +104,7 @@ def test_requests_name_their_critic_under_checkpoints_and_the_server_swaps_to_it
     heads = root / "phase-1" / "critic" / "heads.safetensors"
     save_file({name: tensor * 3 for name, tensor in load_file(str(heads)).items()}, str(heads))
     (tmp_path / "outside").mkdir()
-    command = [
-        sys.executable,
-        "-m",
-        "webrl_torch.cli",
-        "serve-critic",
-        "--base-model",
-        str(tiny_model),
-        "--checkpoints",
-        str(root),
-        "--port",
-        "0",
-        "--dtype",
-        "float32",
-    ]
+    command = serve_critic_command(tiny_model, "--checkpoints", str(root))
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     try:
         url = None
