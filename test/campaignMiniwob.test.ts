@@ -51,7 +51,10 @@ describe('a campaign on MiniWoB++', () => {
   after(() => stack?.stop());
 
   test('SFT on oracle demonstrations, then a curriculum phase drawn from the failed task types, every score the page reward', async () => {
-    assert.ok(TYPES.every((t) => ORACLE_TASK_TYPES.includes(t)), 'the types have oracle plans');
+    assert.ok(
+      TYPES.every((t) => ORACLE_TASK_TYPES.includes(t)),
+      'the types have oracle plans',
+    );
     const stop = new AbortController();
     const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
     const store = new ArtifactStore(config.s3, stack.secrets.s3);
