@@ -237,6 +237,11 @@ export function createPageRuntime() {
     return null;
   }
 
+  /** Where a click reaches the element: the centre of its visible part, else the first line box whose centre does. */
+  function reachablePoint(el: Element, frame: FrameInfo): ClickTarget | null {
+    return clickPoint(el, frame) ?? lineClickPoint(el, frame);
+  }
+
   function opensTab(el: Element): boolean {
     const link = el.closest('a[href], area[href]');
     if (!link || link.hasAttribute('download')) return false;
@@ -731,9 +736,9 @@ export function createPageRuntime() {
       let slot: Slot | null = null;
       let item: Slot | null = null;
       if (visible && webrl) {
-        if (isClickableWebrl(el, tag, style) && (clickPoint(el, frame) ?? lineClickPoint(el, frame))) slot = { el, tag, frame, node, keep: true };
+        if (isClickableWebrl(el, tag, style) && reachablePoint(el, frame)) slot = { el, tag, frame, node, keep: true };
       } else if (visible) {
-        if (isClickable(el, tag, style, parentPointer) && (clickPoint(el, frame) ?? lineClickPoint(el, frame))) slot = { el, tag, frame, node, keep: true };
+        if (isClickable(el, tag, style, parentPointer) && reachablePoint(el, frame)) slot = { el, tag, frame, node, keep: true };
         else if (wrapper && !introducesPointer && pointerItem(el, style, frame)) item = { el, tag, frame, node, keep: false };
       }
       if (slot) slots.push(slot);
@@ -816,11 +821,11 @@ export function createPageRuntime() {
   function locate(id: number): ClickTarget | null {
     const found = findMarked(id);
     if (!found) return null;
-    const point = clickPoint(found.el, found.frame) ?? lineClickPoint(found.el, found.frame);
+    const point = reachablePoint(found.el, found.frame);
     if (point) return point;
     found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const again = findMarked(id);
-    return again && (clickPoint(again.el, again.frame) ?? lineClickPoint(again.el, again.frame));
+    return again && reachablePoint(again.el, again.frame);
   }
 
   /** Chooses the first option whose text contains `wanted` (case-insensitive), firing input and change. */
