@@ -10,7 +10,8 @@
  * garbage (a random model): what is checked is which model each request named and which weights were
  * loaded, not success. Phase 0's actor trains on an SFT file in WebRL's format beside the oracle's plans.
  * The critic filter of each RL phase asks `webrl-torch serve-critic` for the critic the phase before
- * trained (the `served` critic backend), and chooses the phase's tasks by its values.
+ * trained (the `served` critic backend), and chooses the phase's tasks by its values. Each RL phase also
+ * replays the oracle's demonstrations, so its actor has rows to learn from and its adapter differs.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -82,9 +83,12 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       actor: { server, maxTokens: 24, timeoutMs: 120_000, sftData: { path: sftFile, format: 'webrl-sharegpt' } },
       trainer: { command: webrlTorchCommand(python, model), timeoutSeconds: 600 },
       campaign: {
-        phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 2 },
+        // Every RL phase replays the oracle's demonstrations (the whole rank band): rows with a positive
+        // advantage, so its actor takes optimizer steps whatever the random model's own steps earned.
+        phase: { tasksPerPhase: 2, rolloutShardSize: 2, candidateFactor: 2, replayRankBand: [0, 1] },
         environment: { testTasks: 2, demonstrationTasks: 4 },
         training: {
+          replayDemonstrations: true,
           sftEpochs: 1,
           ormEpochs: 1,
           criticEpochs: 1,
@@ -177,6 +181,10 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
         let rollouts = 0;
         for await (const { key } of run.store.list(`campaigns/${NAME}/phase-${k}/rollouts/train/`)) if (/\/trajectories\/[^/]+\.json$/.test(key)) rollouts++;
         assert.equal(rollouts, 2, `phase ${k} rolled out both tasks`);
+        const sources = new Set<string>();
+        for await (const row of run.store.readJsonl<{ source: string }>(trainingRecordsKey(`campaigns/${NAME}/phase-${k}/experience.jsonl`)))
+          sources.add(row.source);
+        assert.ok(sources.has('demonstration') && sources.has('rollout'), `phase ${k} trained on ${[...sources].join(', ')}`);
         // Every step was scored, but those where the random model said nothing (no tokens to score).
         const failures = (await run.store.tryGetJson<{ reason: string }[]>(`campaigns/${NAME}/phase-${k}/replay-logprob-failures.json`)) ?? [];
         assert.deepEqual(
