@@ -52,12 +52,13 @@ function servedModelIssues(config: z.output<typeof configFields>): { path: strin
 
 const CampaignSchema = z.strictObject({
   ...campaignFields,
-  environment: environmentSettings.default(environmentSettings.parse({})),
+  // Parsed when first read, so that a backend a test registers may be named (env/backends/registry.ts).
+  environment: environmentSettings.default(() => environmentSettings.parse({})),
   training: TrainingSchema.default(TrainingSchema.parse({})),
 });
 
 const configFields = z.strictObject({
-  campaign: CampaignSchema.default(CampaignSchema.parse({})),
+  campaign: CampaignSchema.default(() => CampaignSchema.parse({})),
   temporal: TemporalConfigSchema.default(TemporalConfigSchema.parse({})),
   s3: S3ConfigSchema.default(S3ConfigSchema.parse({})),
   stack: StackConfigSchema.default(StackConfigSchema.parse({})),

@@ -5,10 +5,6 @@
 export const SITE_NAMES = ['shopping', 'shopping_admin', 'reddit', 'gitlab', 'map', 'wikipedia'] as const;
 export type SiteName = (typeof SITE_NAMES)[number];
 
-/** The sites a task may name: WebArena's, and `miniwob` (MiniWoB++'s pages, served by its backend's environment, no URL to configure). */
-export const TASK_SITE_NAMES = [...SITE_NAMES, 'miniwob'] as const;
-export type TaskSiteName = (typeof TASK_SITE_NAMES)[number];
-
 /** The four sites this project embeds; map and wikipedia exist only as real WebArena sites. */
 export const EMBEDDED_SITE_NAMES = ['shopping', 'shopping_admin', 'reddit', 'gitlab'] as const;
 export type EmbeddedSiteName = (typeof EMBEDDED_SITE_NAMES)[number];

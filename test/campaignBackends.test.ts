@@ -35,6 +35,7 @@ import { workerRoles } from './harness/roles';
 import { chatCompletion, startServer, type RecordedRequest, type TestServer } from './models/fixtures/servers';
 import { registerModelBackend } from '../models/backends/registry';
 import { toyModelBackend } from './fixtures/toyModelBackend';
+import { embeddedSplit } from '../env/backends/embedded';
 
 // A model backend in one folder plus this line: configs below may name it (models.critic.backend: toy).
 registerModelBackend(toyModelBackend);
@@ -128,7 +129,7 @@ describe('campaign activities with remote model backends', () => {
       concurrency: { browserContexts: 1 },
       models: { critic: { backend: 'http', baseUrl: critic.url, maxAttempts: 1 }, feasibility: { backend: 'chat', ...endpoint(judge.url) } },
     });
-    const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+    const train = embeddedSplit(config.campaign.environment.worldSeed, 'train');
     const shopping = train.filter((t) => t.sites[0] === 'shopping').slice(0, 4);
     const reddit = train.filter((t) => t.sites[0] === 'reddit').slice(0, 2);
     const candidates = await ctx.writeDataset(ctx.key(phase, 'tasks', 'candidates.jsonl'), [...shopping, ...reddit]);
@@ -175,7 +176,7 @@ describe('campaign activities with remote model backends', () => {
     const { scope: phase, config } = await scope(raw);
     // Nine candidates of nine templates, so the spread over templates does not reorder them.
     const byTemplate = new Map<number | undefined, WebArenaTask>();
-    for (const task of ctx.split(config.campaign.environment.worldSeed, 'train').filter((t) => t.sites[0] === 'shopping')) {
+    for (const task of embeddedSplit(config.campaign.environment.worldSeed, 'train').filter((t) => t.sites[0] === 'shopping')) {
       if (!byTemplate.has(task.intent_template_id)) byTemplate.set(task.intent_template_id, task);
     }
     const candidates = [...byTemplate.values()].slice(0, 9);
@@ -199,8 +200,7 @@ describe('campaign activities with remote model backends', () => {
   test("a model backend registered in one line (the toy critic) values the critic filter's candidates from its own settings", async () => {
     const ports = { shopping: await freePort(), shopping_admin: await freePort(), reddit: await freePort(), gitlab: await freePort() };
     const probe = await scope({});
-    const candidates = ctx
-      .split(probe.config.campaign.environment.worldSeed, 'train')
+    const candidates = embeddedSplit(probe.config.campaign.environment.worldSeed, 'train')
       .filter((t) => t.sites[0] === 'shopping')
       .slice(0, 3);
     const favourite = candidates[1]!;
@@ -229,7 +229,7 @@ describe('campaign activities with remote model backends', () => {
 
   test('chat task generation in generateTasks yields new WebArena tasks, deduplicated against known intents', async () => {
     const { config } = await scope({});
-    const train = ctx.split(config.campaign.environment.worldSeed, 'train');
+    const train = embeddedSplit(config.campaign.environment.worldSeed, 'train');
     const failed = train.filter((t) => t.sites[0] === 'shopping').slice(0, 2);
     const knownTask = train.filter((t) => !failed.includes(t))[10]!;
     const llm = await server((request) => {
@@ -414,7 +414,7 @@ describe('campaign activities with remote model backends', () => {
     const tasks = await ctx.readDataset<WebArenaTask>(
       await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks, count: 5, curriculum: true }),
     );
-    const trainIntents = new Set(ctx.split(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
+    const trainIntents = new Set(embeddedSplit(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
     assert.equal(tasks.length, 5);
     assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
   });

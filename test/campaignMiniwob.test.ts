@@ -7,21 +7,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { startCampaign } from '../campaign/control';
-import { readPhaseManifests } from '../campaign/manifest';
 import { parseConfig } from '../config/load';
 import type { Config } from '../config/campaignConfig';
-import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import type { EnvironmentTask } from '../env/backends/contract';
 import { miniwobSplit } from '../env/backends/miniwob';
 import { miniwobRefOf } from '../env/backends/miniwob/evolve';
 import { ORACLE_TASK_TYPES } from '../env/backends/miniwob/oracle';
 import { miniwobSettings } from '../env/backends/miniwob/settings';
-import { ArtifactStore } from '../storage/artifactStore';
 import { phaseKey } from '../storage/keys';
-import { runWorkers } from '../workers/run';
-import type { CampaignProgress } from '../workflows/campaignTypes';
-import { tinyCampaignConfig } from './harness/campaign';
+import { runCampaignToEnd, tinyCampaignConfig } from './harness/campaign';
 import { startTestStack, type TestStack } from './harness/stack';
 
 const NAME = 'miniwob-curriculum';
@@ -55,33 +49,16 @@ describe('a campaign on MiniWoB++', () => {
       TYPES.every((t) => ORACLE_TASK_TYPES.includes(t)),
       'the types have oracle plans',
     );
-    const stop = new AbortController();
-    const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
-    const store = new ArtifactStore(config.s3, stack.secrets.s3);
-    try {
-      const handle = await startCampaign(client, store, config);
-      // Waits for the workflow's own result: the campaign completes (or the test fails on its failure).
-      const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
+    await runCampaignToEnd(stack, client, config, async ({ final, manifests, records, readJsonl }) => {
       assert.equal(final.status, 'completed', JSON.stringify(final.failure));
       assert.deepEqual(
         final.history.map((h) => h.phase),
         [0, 1],
       );
-
-      const manifests = await readPhaseManifests(store, NAME);
       assert.deepEqual(
         manifests.map((m) => m.data.phase),
         [0, 1],
       );
-      const readJsonl = async <T>(key: string) => {
-        const rows: T[] = [];
-        for await (const row of store.readJsonl<T>(key)) rows.push(row);
-        return rows;
-      };
-      const records: { key: string; record: TrajectoryRecord }[] = [];
-      for await (const { key } of store.list(`campaigns/${NAME}/`)) {
-        if (/\/trajectories\/[^/]+\.json$/.test(key)) records.push({ key, record: await store.getJson<TrajectoryRecord>(key) });
-      }
 
       // Phase 0's demonstrations: oracle episodes, all on types with an oracle plan, each solved by the page's reward.
       const train = await miniwobSplit(miniwobSettings.parse({ backend: 'miniwob', miniwob: MINIWOB }), 'train');
@@ -121,10 +98,6 @@ describe('a campaign on MiniWoB++', () => {
         assert.ok(ref.seed >= MINIWOB.seeds.train.from && ref.seed < MINIWOB.seeds.train.to, `seed ${ref.seed} is not a train seed`);
         assert.equal(task.intent, trainById.get(String(task.evolved_from))!.intent, 'the intent read from the seeded page');
       }
-    } finally {
-      stop.abort();
-      await workers;
-      store.destroy();
-    }
+    });
   });
 });

@@ -39,6 +39,8 @@ import type { DatasetRef, PhaseScope } from '../storage/keys';
 import { activityRunner } from './harness/activityContext';
 import { startTestStack, type TestStack } from './harness/stack';
 import { workerRoles } from './harness/roles';
+import { embeddedSplit } from '../env/backends/embedded';
+import { embeddedSitesOf } from '../env/backends/embedded/workerSites';
 import {
   chatCompletion,
   echoCompletion,
@@ -145,7 +147,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
   }
 
   test('runRolloutShard rolls out with the completions actor: answered actions run, garbage is a failed step', async () => {
-    const train = ctx.split(parseConfig({}).campaign.environment.worldSeed, 'train');
+    const train = embeddedSplit(parseConfig({}).campaign.environment.worldSeed, 'train');
     const search = train.find((t) => t.intent === 'Search for "racing wheel"')!;
     const price = train.find((t) => t.sites[0] === 'shopping' && t.intent.startsWith('What is the price of'))!;
     const actor = await server((request) => {
@@ -240,7 +242,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
     for (const mode of ['echo', 'prompt_logprobs'] as const) {
       const { scope: phase, config } = await scope({ models: { actor: actorConfig(scorer.url, { mode }), trainer: TRAINER } });
-      const [won, lost] = ctx.split(config.campaign.environment.worldSeed, 'train').slice(0, 2) as [WebArenaTask, WebArenaTask];
+      const [won, lost] = embeddedSplit(config.campaign.environment.worldSeed, 'train').slice(0, 2) as [WebArenaTask, WebArenaTask];
       const rollouts: [WebArenaTask, number, string[]][] = [
         [won, 1, ['do(action="Click", element="1")', 'exit(message="42")']],
         [lost, 0, ['exit(message="N/A")']],
@@ -480,13 +482,13 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     const { scope: phase, config } = await scope({ models: { critic: { backend: 'onnx-file', path } } });
     // Tasks of different templates, all starting on the shopping home page: one page, several intents.
     const byTemplate = new Map<number | undefined, WebArenaTask>();
-    for (const task of ctx.split(config.campaign.environment.worldSeed, 'train')) {
+    for (const task of embeddedSplit(config.campaign.environment.worldSeed, 'train')) {
       if (task.start_url === '__SHOPPING__' && !byTemplate.has(task.intent_template_id)) byTemplate.set(task.intent_template_id, task);
     }
     const candidates = [...byTemplate.values()].slice(0, 4);
 
     // The values the embedded critic gives the same network on the start page, seen here independently.
-    const sites = await runtime.embeddedSites(config.campaign.environment.worldSeed);
+    const sites = await embeddedSitesOf(runtime, config.campaign.environment.worldSeed);
     let home: Observation | undefined;
     await runtime.pool.runEpisode({
       task: toEpisodeTask(candidates[0]!, sites.urls),
@@ -537,7 +539,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
 
   test('filterTasksByCritic with no critic keeps the first tasks up to the limit and records no values', async () => {
     const { scope: phase, config } = await scope({ models: { critic: { backend: 'none' } } });
-    const candidates = ctx.split(config.campaign.environment.worldSeed, 'train').slice(0, 5);
+    const candidates = embeddedSplit(config.campaign.environment.worldSeed, 'train').slice(0, 5);
     const activities = createBrowserActivities({ ctx, runtime, roles: workerRoles(ctx, new ModelCache(ctx)) });
     const input = {
       ...phase,
@@ -570,8 +572,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       },
     });
     // The generated task, as the chat generator makes it in a real phase.
-    const failed = ctx
-      .split(config.campaign.environment.worldSeed, 'train')
+    const failed = embeddedSplit(config.campaign.environment.worldSeed, 'train')
       .filter((t) => t.start_url === '__SHOPPING__')
       .slice(0, 1);
     const failedTasks = await ctx.writeDataset(ctx.key(phase, 'failed.jsonl'), failed);

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { assertModelsReady } from '../models/backends/registry';
 import { ConfigError, loadConfig, parseConfig } from '../config/load';
 import { loadSecrets, Secret, SecretsError } from '../config/secrets';
-import { backendOf, BACKENDS } from '../env/backends/registry';
+import { backendOf, environmentBackends } from '../env/backends/registry';
 import { evaluationHarness, registeredHarnesses } from '../env/evaluators/harnesses/registry';
 import { fileURLToPath } from 'node:url';
 
@@ -518,7 +518,7 @@ describe('configuration', () => {
 
   test('campaign.environment is the union of the registered backends: each member its own settings, the first the default', () => {
     assert.deepEqual(
-      BACKENDS.map((backend) => backend.name),
+      environmentBackends().map((backend) => backend.name),
       ['embedded', 'webarena', 'miniwob'],
     );
     const embedded = parseConfig({ campaign: { environment: { worldSeed: 7 } } }).campaign.environment;

@@ -13,7 +13,6 @@ import { cachedUnlessFailed } from './retryableCache';
 import { parseConfig } from '../../config/load';
 import type { Config } from '../../config/campaignConfig';
 import type { EnvironmentTask, Split } from '../../env/backends/contract';
-import { embeddedSplit } from '../../env/backends/embedded';
 import { backendOf } from '../../env/backends/registry';
 import type { ArtifactStore, ObjectInfo } from '../../storage/artifactStore';
 import { manifestKey, phaseKey } from '../../storage/keys';
@@ -46,11 +45,6 @@ export class CampaignContext {
       }
       return parseConfig(JSON.parse(bytes.toString('utf8')), ref.configKey);
     });
-  }
-
-  /** The embedded environment's task splits (generated deterministically from the world seed). */
-  split(worldSeed: number, split: Split): EnvironmentTask[] {
-    return embeddedSplit(worldSeed, split);
   }
 
   /** A split of the campaign's environment, from its backend's task source (loaded once per worker). */

@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Rng } from '../../env/random';
 import type { EnvironmentTask } from '../../env/backends/contract';
-import type { EvolveRequest } from '../../env/tasks/evolve';
+import type { EvolveRequest } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
 import { trainerMetricsKey, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { manifestKey, phaseKey, phaseManifestKey } from '../../storage/keys';
@@ -42,7 +42,7 @@ interface ControlDeps {
 type InputOf<A extends keyof ControlActivities> = Parameters<ControlActivities[A]>[0];
 type Config = Awaited<ReturnType<CampaignContext['config']>>;
 /** A backend's own evolution of failed tasks, its settings bound. */
-type Evolve = (request: Omit<EvolveRequest, 'worldSeed'>) => EnvironmentTask[];
+type Evolve = (request: EvolveRequest) => EnvironmentTask[];
 
 /**
  * The tasks the actor solved in the rollouts the failed tasks come from (the phase before's, read from

@@ -8,22 +8,55 @@
  */
 import type { BrowserContext } from 'playwright-core';
 import type { z } from 'zod';
-import type { EpisodeEnvironment } from '../../browser/contract';
+import type { EpisodeEnvironment, OracleStep } from '../../browser/contract';
 import type { ArtifactStore } from '../../storage/artifactStore';
-import type { EmbeddedSites } from '../embeddedSites';
 import type { EvaluatorOptions } from '../evaluators/harnesses/registry';
 import type { FuzzyJudge } from '../evaluators/judge';
 import type { SiteUrls } from '../siteUrls';
-import type { EvolveRequest } from '../tasks/evolve';
-import type { WebArenaTask } from '../tasks/schema';
 
 /**
- * The task every backend's source yields and every activity passes around (and stores as JSONL):
- * WebArena's task format (intent, start_url with site placeholders, sites, eval, an optional oracle plan).
+ * The task every backend's source yields and every activity passes around (and stores as JSONL): what
+ * the shared code reads of a task, in WebArena's field names (the first benchmark's), plus whatever the
+ * backend keeps for itself (WebArena's `require_login`, a MiniWoB++ page's seed). How a task is scored
+ * (`eval`) is its backend's own format: the shared code only asks whether it has one.
  */
-export type EnvironmentTask = WebArenaTask;
+export interface EnvironmentTask {
+  task_id: number | string;
+  /** What the agent is asked to do. */
+  intent: string;
+  /** Where the episode starts: a URL, or a placeholder the backend's site URLs resolve. */
+  start_url: string;
+  /** The sites (or the benchmark) the task runs on: the reports' per-site columns. */
+  sites: readonly string[];
+  /** Tasks of one template share it: the critic filter takes the most promising of each. */
+  intent_template_id?: number;
+  /** A plan that solves it (phase 0 demonstrates such tasks). */
+  oracle?: OracleStep[];
+  /** How its backend scores it, in the backend's format; absent: ungraded (the ORM's verdict is its reward). */
+  eval?: unknown;
+  /** The task the curriculum evolved it from, if it did. */
+  evolved_from?: string | number;
+  /** The backend's own fields. */
+  [field: string]: unknown;
+}
 
 export type Split = 'train' | 'test';
+
+/** What the curriculum asks a backend's own evolution for: new tasks from the ones the actor failed. */
+export interface EvolveRequest<T extends EnvironmentTask = EnvironmentTask> {
+  failed: readonly T[];
+  /**
+   * The tasks the actor solved in the rollouts `failed` comes from (the phase before), when known: an
+   * evolution may weigh what the actor half-knows.
+   */
+  solved?: readonly T[];
+  /** Intents that must not be generated again (train, test, earlier generated tasks). */
+  knownIntents: ReadonlySet<string>;
+  count: number;
+  seed: number;
+  /** Ids of the new tasks count up from here. */
+  firstTaskId: number;
+}
 
 /** A backend's settings: its member of the `campaign.environment` union, told apart by `backend`. */
 export interface BackendSettings {
@@ -55,19 +88,19 @@ export interface ConfigIssue {
 }
 
 /** Where the campaign's splits come from. */
-export interface TaskSource<S> {
+export interface TaskSource<S, T extends EnvironmentTask = EnvironmentTask> {
   /** Names a split's tasks for caching: the same key, the same tasks (a worker loads each once). */
   key(settings: S, split: Split): string;
-  load(settings: S, split: Split, store?: ArtifactStore): Promise<EnvironmentTask[]>;
+  load(settings: S, split: Split, store?: ArtifactStore): Promise<T[]>;
   /** Whether loading the splits reads the campaign's store (for checks run before the store is needed). */
   readsStore?(settings: S): boolean;
 }
 
-/** What a browser worker lends a backend: a browser context, the embedded sites, and per-worker state. */
+/** What a browser worker lends a backend: a browser context, where it may serve sites, and per-worker state. */
 export interface WorkerResources {
   openContext(): Promise<BrowserContext>;
-  /** The embedded sites of `worldSeed`, started once per worker. */
-  embeddedSites(worldSeed: number): Promise<EmbeddedSites>;
+  /** Where this worker serves sites of its own (`config.sites`: a host and a port per site), for a backend whose sites run in the worker. */
+  readonly siteAddresses: { host: string; ports: Readonly<Record<string, number>> };
   /**
    * The value kept under `key` for this worker, created on first use (sessions, episode caps, counters,
    * a server): one with a `close()` (or a promise of one) is closed when the worker stops.
@@ -96,6 +129,11 @@ export interface Preparation {
 /** How a backend scores episodes: everything an evaluator needs but the site URLs. */
 export type Scoring = Omit<EvaluatorOptions, 'siteUrls'>;
 
+/** The tasks that carry an oracle plan (the ones phase 0 can demonstrate). */
+export function withOraclePlans<T extends EnvironmentTask>(tasks: readonly T[]): T[] {
+  return tasks.filter((task) => (task.oracle?.length ?? 0) > 0);
+}
+
 /** A preparation found sites down (the message names each): the phase waits for an operator. */
 export class SitesUnavailable extends Error {
   override name = 'SitesUnavailable';
@@ -110,7 +148,15 @@ export interface PreflightOptions {
   demonstrationsNeedOraclePlans?: boolean;
 }
 
-export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S extends BackendSettings = z.output<Schema> & BackendSettings> {
+/**
+ * An environment backend; `T` is its own task type (its tasks are what it loads, and what the campaign
+ * hands back to it), the registry sees every backend's as `EnvironmentTask`.
+ */
+export interface EnvironmentBackend<
+  Schema extends BackendSettingsSchema,
+  S extends BackendSettings = z.output<Schema> & BackendSettings,
+  T extends EnvironmentTask = EnvironmentTask,
+> {
   /** The value of `campaign.environment.backend` that picks it. */
   readonly name: S['backend'];
   /** Its member of the `campaign.environment` union (the defaults of a config file that picks it). */
@@ -120,7 +166,7 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
   /** Environment variables that set its settings (variable -> config path), read when a config picks it. */
   readonly envOverrides?: Readonly<Record<string, string[]>>;
   /** Its train and test splits. */
-  readonly tasks: TaskSource<S>;
+  readonly tasks: TaskSource<S, T>;
   /** How its evaluators score (harness, judge, accounts). */
   scoring(settings: S, services: BackendServices): Scoring;
   /**
@@ -129,7 +175,7 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
    * stops there (miniwob: the page's end of episode); embedded and webarena leave it unset, their episodes
    * ending at the agent's exit or the episode's limits, as WebArena's.
    */
-  open(workers: WorkerResources, services: BackendServices, settings: S, tasks: readonly EnvironmentTask[]): Promise<OpenedEnvironment>;
+  open(workers: WorkerResources, services: BackendServices, settings: S, tasks: readonly T[]): Promise<OpenedEnvironment>;
   /**
    * Optional per-phase preparation (resets, health); `once` runs the resets at most once per phase and
    * moment. A backend that has one makes the workflow run it (the workflow input's `environmentChecks`).
@@ -141,11 +187,11 @@ export interface EnvironmentBackend<Schema extends BackendSettingsSchema, S exte
     once: (resets: () => Promise<string[]>) => Promise<string[]>,
   ): Promise<Preparation>;
   /** Its oracle, if it has one: the tasks phase 0 can demonstrate (they carry oracle plans). */
-  readonly oracle?: { demonstrable(tasks: readonly EnvironmentTask[]): EnvironmentTask[] };
+  readonly oracle?: { demonstrable(tasks: readonly T[]): T[] };
   /** The family a task id of its own belongs to (MiniWoB++'s task type), for the report's per-type curves; undefined for another's. */
   taskType?(taskId: string): string | undefined;
   /** The curriculum's own task evolution over its world, if it has one (else new tasks come from a chat generator). */
-  evolve?(settings: S, request: Omit<EvolveRequest, 'worldSeed'>): EnvironmentTask[];
+  evolve?(settings: S, request: EvolveRequest<T>): T[];
   /** The pre-start check (`webrl config check`, `campaign start`, `campaign run`): every problem, one line each. */
   check(settings: S, options: PreflightOptions): Promise<string[]>;
   /** What the pre-start check's error names (`campaign.environment (<subject>)`). */

@@ -2,55 +2,77 @@
  * Every environment backend. `campaign.environment` is the union of their settings on `backend`
  * (config/campaignConfig.ts), and the activities, the campaign control and the config loader reach
  * the campaign's backend through `backendOf` (or `backendNamed`) only. Adding a backend: its folder
- * under env/backends/, its import here and its entries in `environmentSettings` and `BACKENDS`.
+ * under env/backends/ and its line in BUILT_IN; a test registers one with `registerEnvironmentBackend`.
  */
 import { z } from 'zod';
 import { ConfigError } from '../../config/errors';
-import type { BackendSettingsSchema, EnvironmentBackend, PreflightOptions } from './contract';
+import type { BackendSettings, BackendSettingsSchema, EnvironmentBackend, EnvironmentTask, PreflightOptions } from './contract';
 import * as embedded from './embedded';
 import * as miniwob from './miniwob';
 import * as webarena from './webarena';
 
-/**
- * `campaign.environment`: one member per registered backend, told apart by `backend`; the first is the
- * default (a config that names none). Each backend's folder exports `settings` (this schema) and
- * `backend` (the rest of the contract); a backend is registered by its import above and its entry here
- * and in BACKENDS. (The schemas are listed apart from the backends so that the config's type keeps
- * each member's own type; BACKENDS widens them to the union.)
- */
-export const environmentSettings = z.discriminatedUnion('backend', [embedded.settings, webarena.settings, miniwob.settings], {
-  error: (issue: { code?: string }): string | undefined =>
-    issue.code === 'invalid_union' ? `Invalid option: expected one of ${backendNames().join('|')}` : undefined,
-});
-export type EnvironmentSettings = z.output<typeof environmentSettings>;
+/** The built-in backends; the first is the default (a config that names none). */
+const BUILT_IN = [embedded.backend, webarena.backend, miniwob.backend] as const;
+
+/** The built-in members of `campaign.environment`: the config's type (a registered backend's settings parse as well). */
+type BuiltInSettings = (typeof BUILT_IN)[number]['settings'];
+export type EnvironmentSettings = z.output<BuiltInSettings>;
 export type BackendName = EnvironmentSettings['backend'];
 
-/** A registered backend, its settings type widened to the union (each backend narrows to its own). */
+/** A registered backend, its settings and task types widened to the union's (each backend narrows to its own). */
 export type RegisteredBackend = EnvironmentBackend<BackendSettingsSchema, EnvironmentSettings>;
 
+/** The registered backends: the built-in ones, then those registered at run time (a test's). */
+const registered: RegisteredBackend[] = [...BUILT_IN];
+/** Set once the union is composed (the first config read): a backend registered later could not be named by a config. */
+let composed: z.ZodType | undefined;
+
+/** Adds a backend (a test's toy one), before the first config is read, so that configs may name it. */
+export function registerEnvironmentBackend<Schema extends BackendSettingsSchema, S extends BackendSettings, T extends EnvironmentTask>(
+  backend: EnvironmentBackend<Schema, S, T>,
+): void {
+  if (composed) throw new Error(`environment backend '${backend.name}' is registered after the first config was read: register it before`);
+  if (registered.some((known) => known.name === backend.name)) throw new Error(`an environment backend is already registered as '${backend.name}'`);
+  registered.push(backend as unknown as RegisteredBackend);
+}
+
+/**
+ * `campaign.environment`: one member per registered backend, told apart by `backend`, composed when
+ * first read. Each backend's folder exports `settings` (its member) and `backend` (the rest of the contract).
+ */
+export const environmentSettings = z.lazy(() => {
+  composed ??= z.discriminatedUnion('backend', registered.map((backend) => backend.settings) as [BackendSettingsSchema, ...BackendSettingsSchema[]], {
+    error: (issue: { code?: string }): string | undefined =>
+      issue.code === 'invalid_union' ? `Invalid option: expected one of ${backendNames().join('|')}` : undefined,
+  });
+  return composed;
+}) as unknown as z.ZodType<EnvironmentSettings, z.input<BuiltInSettings>>;
+
 /** The registered backends, in the union's order. */
-export const BACKENDS: readonly RegisteredBackend[] = [embedded.backend, webarena.backend, miniwob.backend];
+export function environmentBackends(): readonly RegisteredBackend[] {
+  return registered;
+}
 
 function backendNames(): string[] {
-  return BACKENDS.map((backend) => `"${backend.name}"`);
+  return registered.map((backend) => `"${backend.name}"`);
 }
 
 /** The backend registered under `name` (a config's `campaign.environment.backend`). */
 export function backendNamed(name: BackendName): RegisteredBackend {
   const backend = findBackend(name);
-  if (!backend) throw new Error(`no environment backend is registered as '${name}' (registered: ${BACKENDS.map((b) => b.name).join(', ')})`);
+  if (!backend) throw new Error(`no environment backend is registered as '${name}' (registered: ${registered.map((b) => b.name).join(', ')})`);
   return backend;
 }
 
 /** The backend a raw config's `backend` names, if one is registered under it (the default when it names none). */
 export function findBackend(name: unknown): RegisteredBackend | undefined {
-  if (name === undefined) return BACKENDS[0];
-  return BACKENDS.find((backend) => backend.name === name);
+  if (name === undefined) return registered[0];
+  return registered.find((backend) => backend.name === name);
 }
 
 /** The task type a registered backend gives a task id (MiniWoB++'s `miniwob:<type>:<seed>`), if one does. */
 export function taskTypeOf(taskId: string): string | undefined {
-  for (const backend of BACKENDS) {
+  for (const backend of registered) {
     const type = backend.taskType?.(taskId);
     if (type !== undefined) return type;
   }
@@ -59,7 +81,7 @@ export function taskTypeOf(taskId: string): string | undefined {
 
 /** The registered backend whose settings have `field` (a section of its own, such as `webarena`), if any. */
 export function backendWithField(field: string): RegisteredBackend | undefined {
-  return BACKENDS.find((backend) => field in backend.settings.shape);
+  return registered.find((backend) => field in backend.settings.shape);
 }
 
 /** What the registry reads of a config: the campaign's environment (and, for the pre-start check, the actor's backend). */

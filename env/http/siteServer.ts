@@ -110,6 +110,104 @@ function send(res: ServerResponse, reply: Reply): void {
   res.end(reply.body);
 }
 
+/** A standalone site as its own routes see it: the app, its shared state, its login form and session cookie. */
+interface StandaloneSite<S> {
+  app: SiteApp<S>;
+  site: Standalone;
+  options: StandaloneOptions;
+  form: (typeof LOGIN_FORMS)[EmbeddedSiteName];
+  loginPath: string;
+  cookie: string;
+  log(line: string): void;
+}
+
+/** The standalone site's own routes: health, reset, login; undefined when the request is for the app. */
+async function standaloneRoute<S>(req: IncomingMessage, url: URL, standalone: StandaloneSite<S>): Promise<Reply | undefined> {
+  const { app, site, form, loginPath, cookie, log } = standalone;
+  const path = url.pathname.replace(/\/+$/, '') || '/';
+  if (path === '/__webrl/health') {
+    return json({
+      site: app.name,
+      mode: 'standalone',
+      logins: site.logins,
+      failedLogins: site.failedLogins,
+      resets: site.resets,
+      changedRows: changedRows(site.state),
+    });
+  }
+  if (path === '/__webrl/reset') {
+    if (req.method !== 'POST') return { status: 405, headers: { allow: 'POST' }, body: '' };
+    const dropped = changedRows(site.state);
+    site.state = app.freshState();
+    site.sessions.clear();
+    site.resets++;
+    log(`reset ${app.name}: seeded state restored (${dropped} changed rows dropped), sessions ended`);
+    return json({ site: app.name, droppedRows: dropped });
+  }
+  const session = cookieValue(req.headers.cookie, cookie);
+  const signedIn = Boolean(session && site.sessions.has(session));
+  if (path === loginPath && !(signedIn && req.method !== 'POST')) return loginRoute(req, url, standalone);
+  if (path === loginPath && form?.path) return { status: 303, headers: { location: url.searchParams.get('next') ?? `${app.basePath}/` }, body: '' };
+  // API paths answer for themselves (tokens, as on the real sites); everything else needs a session.
+  const api = /^\/(rest|api)\//.test(path.slice(app.basePath.length));
+  if (form && !signedIn && !api && !path.startsWith('/__webrl/')) {
+    return { status: 302, headers: { location: `${loginPath}?next=${encodeURIComponent(url.pathname + url.search)}` }, body: '' };
+  }
+  return undefined;
+}
+
+/** The login page, and a sign-in posted to it. */
+async function loginRoute<S>(req: IncomingMessage, url: URL, { app, site, options, form, cookie, log }: StandaloneSite<S>): Promise<Reply> {
+  const next = url.searchParams.get('next') ?? `${app.basePath}/`;
+  const title = `${app.name} sign in`;
+  if (req.method !== 'POST') return page(renderLoginPage(title, form!, url.pathname, next));
+  const fields = new URLSearchParams(await readBody(req));
+  const account = options.account;
+  const target = fields.get('next') || `${app.basePath}/`;
+  if (sameSecret(fields.get('username') ?? '', account.username) && sameSecret(fields.get('password') ?? '', account.password)) {
+    const session = randomBytes(18).toString('base64url');
+    site.sessions.add(session);
+    site.logins++;
+    log(`login ${app.name}: ${account.username} signed in`);
+    // Only a path on this site: an open redirect would take the browser elsewhere.
+    const location = target.startsWith('/') && !target.startsWith('//') ? target : `${app.basePath}/`;
+    return { status: 303, headers: { location, 'set-cookie': `${cookie}=${session}; Path=/; HttpOnly; SameSite=Lax` }, body: '' };
+  }
+  site.failedLogins++;
+  log(`login ${app.name}: failed sign-in attempt`);
+  return page(renderLoginPage(title, form!, url.pathname, target, 'The account sign-in was incorrect. Please try again.'), 401);
+}
+
+/** A request for one of the app's pages, on `state`. */
+async function appRoute<S>(app: SiteApp<S>, state: S, req: IncomingMessage, url: URL): Promise<Reply> {
+  const atRoot = app.rootPaths?.some((prefix) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) ?? false;
+  if (!atRoot && !url.pathname.startsWith(app.basePath)) return { status: 302, headers: { location: app.basePath + '/' }, body: '' };
+  const path = (atRoot ? url.pathname : url.pathname.slice(app.basePath.length)).replace(/\/+$/, '') || '/';
+  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+  try {
+    const match = app.router.match(method, path);
+    if (!match) throw new HttpError(404, `Page ${url.pathname} was not found`);
+    const body = method === 'POST' ? await readBody(req) : '';
+    const form = new URLSearchParams(body);
+    const result = match.handler({
+      method,
+      url,
+      path,
+      params: match.params,
+      query: url.searchParams,
+      form,
+      body,
+      headers: req.headers,
+      state,
+      base: app.basePath,
+    });
+    return result instanceof Html ? page(result) : result;
+  } catch (error) {
+    const status = error instanceof HttpError ? error.status : 500;
+    return page(app.errorPage(state, status, (error as Error).message), status);
+  }
+}
+
 export async function startSiteServer<S>(
   app: SiteApp<S>,
   options: { host?: string; port?: number; standalone?: StandaloneOptions } = {},
@@ -117,73 +215,21 @@ export async function startSiteServer<S>(
   const store = new EpisodeStore(app.freshState);
   const episodeControl = /^\/__webrl\/episodes\/([A-Za-z0-9_-]{1,100})$/;
   const form = LOGIN_FORMS[app.name];
-  const shared: Standalone | undefined = options.standalone
-    ? { state: app.freshState(), sessions: new Set(), logins: 0, failedLogins: 0, resets: 0 }
-    : undefined;
-  const loginPath = `${app.basePath}${form ? form.path : '/login'}`.replace(/\/+$/, '') || '/';
-  const cookie = sessionCookieName(app.name);
-  const log = options.standalone?.log ?? (() => {});
-
-  /** The standalone site's own routes: health, reset, login; undefined when the request is for the app. */
-  async function standaloneRoute(req: IncomingMessage, url: URL, site: Standalone): Promise<Reply | undefined> {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    if (path === '/__webrl/health') {
-      const body = {
-        site: app.name,
-        mode: 'standalone',
-        logins: site.logins,
-        failedLogins: site.failedLogins,
-        resets: site.resets,
-        changedRows: changedRows(site.state),
-      };
-      return json(body);
-    }
-    if (path === '/__webrl/reset') {
-      if (req.method !== 'POST') return { status: 405, headers: { allow: 'POST' }, body: '' };
-      const dropped = changedRows(site.state);
-      site.state = app.freshState();
-      site.sessions.clear();
-      site.resets++;
-      log(`reset ${app.name}: seeded state restored (${dropped} changed rows dropped), sessions ended`);
-      return json({ site: app.name, droppedRows: dropped });
-    }
-    const session = cookieValue(req.headers.cookie, cookie);
-    const signedIn = Boolean(session && site.sessions.has(session));
-    if (path === loginPath && !(signedIn && req.method !== 'POST')) {
-      const next = url.searchParams.get('next') ?? `${app.basePath}/`;
-      const title = `${app.name} sign in`;
-      if (req.method === 'POST') {
-        const fields = new URLSearchParams(await readBody(req));
-        const account = options.standalone!.account;
-        const target = fields.get('next') || `${app.basePath}/`;
-        if (sameSecret(fields.get('username') ?? '', account.username) && sameSecret(fields.get('password') ?? '', account.password)) {
-          const session = randomBytes(18).toString('base64url');
-          site.sessions.add(session);
-          site.logins++;
-          log(`login ${app.name}: ${account.username} signed in`);
-          // Only a path on this site: an open redirect would take the browser elsewhere.
-          const location = target.startsWith('/') && !target.startsWith('//') ? target : `${app.basePath}/`;
-          return { status: 303, headers: { location, 'set-cookie': `${cookie}=${session}; Path=/; HttpOnly; SameSite=Lax` }, body: '' };
-        }
-        site.failedLogins++;
-        log(`login ${app.name}: failed sign-in attempt`);
-        return page(renderLoginPage(title, form!, url.pathname, target, 'The account sign-in was incorrect. Please try again.'), 401);
-      }
-      return page(renderLoginPage(title, form!, url.pathname, next));
-    }
-    if (path === loginPath && form?.path) return { status: 303, headers: { location: url.searchParams.get('next') ?? `${app.basePath}/` }, body: '' };
-    // API paths answer for themselves (tokens, as on the real sites); everything else needs a session.
-    const api = /^\/(rest|api)\//.test(path.slice(app.basePath.length));
-    if (form && !signedIn && !api && !path.startsWith('/__webrl/')) {
-      return { status: 302, headers: { location: `${loginPath}?next=${encodeURIComponent(url.pathname + url.search)}` }, body: '' };
-    }
-    return undefined;
-  }
+  const standalone: StandaloneSite<S> | undefined = options.standalone && {
+    app,
+    site: { state: app.freshState(), sessions: new Set(), logins: 0, failedLogins: 0, resets: 0 },
+    options: options.standalone,
+    form,
+    loginPath: `${app.basePath}${form ? form.path : '/login'}`.replace(/\/+$/, '') || '/',
+    cookie: sessionCookieName(app.name),
+    log: options.standalone.log ?? (() => {}),
+  };
+  const shared = standalone?.site;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://embedded');
-    if (shared) {
-      const own = await standaloneRoute(req, url, shared);
+    if (standalone) {
+      const own = await standaloneRoute(req, url, standalone);
       if (own) return send(res, own);
     }
     const control = episodeControl.exec(url.pathname);
@@ -209,34 +255,7 @@ export async function startSiteServer<S>(
         ),
       );
     }
-    const atRoot = app.rootPaths?.some((prefix) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) ?? false;
-    if (!atRoot && !url.pathname.startsWith(app.basePath)) {
-      return send(res, { status: 302, headers: { location: app.basePath + '/' }, body: '' });
-    }
-    const path = (atRoot ? url.pathname : url.pathname.slice(app.basePath.length)).replace(/\/+$/, '') || '/';
-    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-    try {
-      const match = app.router.match(method, path);
-      if (!match) throw new HttpError(404, `Page ${url.pathname} was not found`);
-      const body = method === 'POST' ? await readBody(req) : '';
-      const form = new URLSearchParams(body);
-      const result = match.handler({
-        method,
-        url,
-        path,
-        params: match.params,
-        query: url.searchParams,
-        form,
-        body,
-        headers: req.headers,
-        state,
-        base: app.basePath,
-      });
-      send(res, result instanceof Html ? page(result) : result);
-    } catch (error) {
-      const status = error instanceof HttpError ? error.status : 500;
-      send(res, page(app.errorPage(state, status, (error as Error).message), status));
-    }
+    send(res, await appRoute(app, state, req, url));
   }
 
   const server = createServer((req, res) => {

@@ -17,26 +17,16 @@
 import { Rng } from '../random';
 import { buildWorld, freshStates } from '../world';
 import { TEMPLATES, toTask } from './generate';
+import type { EvolveRequest } from '../backends/contract';
 import type { WebArenaTask } from './schema';
 import { renderIntent, type TaskDraft, type TaskTemplate } from './template';
 
 export const SEEDS_PER_TURN = 10;
 export const TURNS_PER_SITE = 2;
 
-export interface EvolveRequest {
-  failed: readonly WebArenaTask[];
-  /**
-   * The tasks the actor solved in the rollouts `failed` comes from (the phase before), when known: an
-   * evolution may weigh what the actor half-knows (MiniWoB++'s does; this one evolves failures only).
-   */
-  solved?: readonly WebArenaTask[];
-  /** Intents that must not be generated again (train, test, earlier generated tasks). */
-  knownIntents: ReadonlySet<string>;
-  count: number;
-  seed: number;
+/** The embedded world's evolution: a request over its tasks, in the world of `worldSeed`. */
+export interface EmbeddedEvolveRequest extends EvolveRequest<WebArenaTask> {
   worldSeed: number;
-  /** Ids of the new tasks count up from here. */
-  firstTaskId: number;
 }
 
 /** Every instantiation of a template, drawn exactly as the task splits draw them. */
@@ -72,7 +62,7 @@ function sharedSlots(seed: WebArenaTask, draft: TaskDraft): number {
 
 type Candidate = { template: TaskTemplate; draft: TaskDraft };
 
-export function evolveTasks(request: EvolveRequest): WebArenaTask[] {
+export function evolveTasks(request: EmbeddedEvolveRequest): WebArenaTask[] {
   const templates = evolvableTemplates();
   const compositions = compositionsByComponent(templates);
   const bySite = new Map<string, WebArenaTask[]>();

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { oracleStepSchema } from '../../browser/tasks';
-import { TASK_SITE_NAMES } from '../siteUrls';
+import { SITE_NAMES } from '../siteUrls';
 
 const stringList = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : [v]));
 const scalarString = z.union([z.string(), z.number()]).transform(String);
@@ -43,11 +43,10 @@ export const programHtmlTargetSchema = z
   .strict();
 
 /**
- * `page_reward`: the page reports its own reward (MiniWoB++); its backend's environment scores it, never
- * WebArena's evaluators. `webarena_verified`: WebArena-Verified's official evaluator scores the task it
- * carries under `verified` (env/tasks/verified.ts), with the harness of that name.
+ * `webarena_verified`: WebArena-Verified's official evaluator scores the task it carries under `verified`
+ * (env/tasks/verified.ts), with the harness of that name.
  */
-export const EVAL_TYPES = ['string_match', 'url_match', 'program_html', 'page_reward', 'webarena_verified'] as const;
+export const EVAL_TYPES = ['string_match', 'url_match', 'program_html', 'webarena_verified'] as const;
 
 export const evalSchema = z
   .object({
@@ -94,7 +93,7 @@ const startUrlSchema = z
 
 export const webArenaTaskSchema = z
   .object({
-    sites: z.array(z.enum(TASK_SITE_NAMES)).min(1),
+    sites: z.array(z.enum(SITE_NAMES)).min(1),
     task_id: z.union([z.number().int(), z.string().min(1)]),
     require_login: z.boolean().optional(),
     storage_state: z.string().nullable().optional(),
@@ -131,9 +130,4 @@ export class TaskConfigError extends Error {
 
 export function formatZodPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
-}
-
-/** Demonstrations need oracle plans (tasks exported by `webrl env export` carry them). */
-export function withOraclePlans(tasks: readonly WebArenaTask[]): WebArenaTask[] {
-  return tasks.filter((task) => (task.oracle?.length ?? 0) > 0);
 }

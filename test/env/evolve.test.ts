@@ -15,7 +15,7 @@ import { startEmbeddedSites, type EmbeddedSites } from '../../env/embeddedSites'
 import { DeterministicJudge } from '../../env/evaluators/judge';
 import { Rng } from '../../env/random';
 import { WEBARENA_DEFAULT_SITE_URLS } from '../../env/siteUrls';
-import { evolvableTemplates, evolveTasks, type EvolveRequest } from '../../env/tasks/evolve';
+import { evolvableTemplates, evolveTasks, type EmbeddedEvolveRequest } from '../../env/tasks/evolve';
 import { generateSplits, TEMPLATES, toTask } from '../../env/tasks/generate';
 import { buildTasks, parseTasks } from '../../env/tasks/loader';
 import type { WebArenaTask } from '../../env/tasks/schema';
@@ -29,7 +29,7 @@ const componentIds = new Set(composed.flatMap((t) => t.composes ?? []));
 const known = new Set([...train, ...testSplit].map((t) => t.intent));
 const FIRST_ID = 500_000;
 
-function request(failed: WebArenaTask[], overrides: Partial<EvolveRequest> = {}): EvolveRequest {
+function request(failed: WebArenaTask[], overrides: Partial<EmbeddedEvolveRequest> = {}): EmbeddedEvolveRequest {
   return { failed, knownIntents: known, count: 120, seed: 7, worldSeed: DEFAULT_SEED, firstTaskId: FIRST_ID, ...overrides };
 }
 

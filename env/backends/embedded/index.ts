@@ -8,17 +8,18 @@ import { DeterministicJudge } from '../../evaluators/judge';
 import { EMBEDDED_SHOP_ADMIN_ACCOUNT } from '../../sites/shopping/rest';
 import { evolveTasks } from '../../tasks/evolve';
 import { generateSplits } from '../../tasks/generate';
-import { withOraclePlans } from '../../tasks/schema';
-import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
-import { embeddedSettings } from './settings';
+import { type BackendSettings, type EnvironmentBackend, type Split, withOraclePlans } from '../contract';
+import type { WebArenaTask } from '../../tasks/schema';
+import { embeddedSettings, type EmbeddedSettings } from './settings';
+import { embeddedSitesOf } from './workerSites';
 
 /** Its member of `campaign.environment`. */
 export { embeddedSettings as settings };
 
-const splits = new Map<number, Record<Split, EnvironmentTask[]>>();
+const splits = new Map<number, Record<Split, WebArenaTask[]>>();
 
 /** A split of the embedded world of `worldSeed` (generated once per process). */
-export function embeddedSplit(worldSeed: number, split: Split): EnvironmentTask[] {
+export function embeddedSplit(worldSeed: number, split: Split): WebArenaTask[] {
   let generated = splits.get(worldSeed);
   if (!generated) {
     generated = generateSplits(worldSeed);
@@ -27,7 +28,8 @@ export function embeddedSplit(worldSeed: number, split: Split): EnvironmentTask[
   return generated[split];
 }
 
-export const backend: EnvironmentBackend<typeof embeddedSettings> = {
+/** Its tasks are WebArena's format, with oracle plans. */
+export const backend: EnvironmentBackend<typeof embeddedSettings, EmbeddedSettings & BackendSettings, WebArenaTask> = {
   name: 'embedded',
   settings: embeddedSettings,
   tasks: {
@@ -36,7 +38,7 @@ export const backend: EnvironmentBackend<typeof embeddedSettings> = {
   },
   scoring: () => ({ judge: new DeterministicJudge(), harness: 'webarena-lite', shopAdmin: EMBEDDED_SHOP_ADMIN_ACCOUNT }),
   async open(workers, services, settings, tasks) {
-    const sites = await workers.embeddedSites(settings.worldSeed);
+    const sites = await embeddedSitesOf(workers, settings.worldSeed);
     const { judge } = backend.scoring(settings, services);
     return { environment: new EmbeddedEnvironment({ siteUrls: sites.urls, tasks, judge }), siteUrls: sites.urls };
   },

@@ -22,8 +22,7 @@
  * train range, so every intent drawable here is in it already (docs/miniwob.md).
  */
 import { Rng } from '../../random';
-import type { EvolveRequest } from '../../tasks/evolve';
-import type { EnvironmentTask } from '../contract';
+import type { EnvironmentTask, EvolveRequest } from '../contract';
 import { miniwobTaskId, parseMiniwobStartUrl, type MiniwobTaskRef } from './episode';
 import type { SeedRange } from './settings';
 
@@ -57,7 +56,7 @@ export interface MiniwobEvolveInput {
   seeds: SeedRange;
   /** The loaded train split (its tasks' intents read from their seeded pages). */
   train: readonly EnvironmentTask[];
-  request: Omit<EvolveRequest, 'worldSeed'>;
+  request: EvolveRequest;
 }
 
 export function evolveMiniwobTasks({ types, seeds, train, request }: MiniwobEvolveInput): EnvironmentTask[] {

@@ -4,8 +4,7 @@
  * reward scores each episode (docs/miniwob.md).
  */
 import { DeterministicJudge } from '../../evaluators/judge';
-import { withOraclePlans } from '../../tasks/schema';
-import type { EnvironmentBackend, EnvironmentTask, Split } from '../contract';
+import { type EnvironmentBackend, type EnvironmentTask, type Split, withOraclePlans } from '../contract';
 import { serveDirectory, type StaticServer } from '../../../browser/staticServer';
 import { MiniwobEnvironment } from './environment';
 import { parseMiniwobTaskId } from './episode';

@@ -3,11 +3,11 @@
  * env serve` deploys), task files in WebArena's format, signed-in sessions and episode caps per site,
  * the sites' resets and health before each phase, and either harness's evaluators.
  */
-import { withOraclePlans } from '../../tasks/schema';
 import { WebArenaEnvironment, WebArenaSites } from '../../webarena/environment';
 import { loadTaskSource, sitesAndTasksProblems } from '../../webarena/preflight';
 import { EnvCtrlResetFailed } from '../../webarena/sites';
-import { SitesUnavailable, type EnvironmentBackend, type WorkerResources } from '../contract';
+import { type BackendSettings, type EnvironmentBackend, SitesUnavailable, withOraclePlans, type WorkerResources } from '../contract';
+import type { WebArenaTask } from '../../tasks/schema';
 import { WEBARENA_URL_OVERRIDES, webarenaConfigIssues, webarenaSettings, type WebArenaSettings } from './settings';
 
 /** Its member of `campaign.environment`. */
@@ -20,7 +20,8 @@ function sitesOf(workers: WorkerResources, settings: WebArenaSettings): WebArena
 
 const messages = (down: readonly { message: string }[]) => down.map((site) => site.message).join('; ');
 
-export const backend: EnvironmentBackend<typeof webarenaSettings> = {
+/** Its tasks are WebArena's format (task files, validated when loaded). */
+export const backend: EnvironmentBackend<typeof webarenaSettings, WebArenaSettings & BackendSettings, WebArenaTask> = {
   name: 'webarena',
   settings: webarenaSettings,
   configIssues: webarenaConfigIssues,

@@ -293,8 +293,6 @@ export function checkWebArenaTask(rawTask: WebArenaTask, options: ScoringOptions
   const types = task.eval.eval_types;
 
   const rules = HARNESS_RULES[harness];
-  if (types.includes('page_reward'))
-    problem('eval.eval_types', 'page_reward is scored by the page itself (the miniwob backend), not by the WebArena evaluators');
   if (types.includes('webarena_verified'))
     problem('eval.eval_types', 'a WebArena-Verified task is scored by its official evaluator: use harness webarena-verified');
   rules.taskProblems(task, problem);
