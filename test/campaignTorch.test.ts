@@ -174,55 +174,51 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
         requests.some((r) => r.echo && r.status === 200),
         'log-probs were scored by echo',
       );
-      for (const k of [1]) {
-        let rollouts = 0;
-        for await (const { key } of run.store.list(`campaigns/${NAME}/phase-${k}/rollouts/train/`)) if (/\/trajectories\/[^/]+\.json$/.test(key)) rollouts++;
-        assert.equal(rollouts, 2, `phase ${k} rolled out both tasks`);
-        const sources = new Set<string>();
-        for await (const row of run.store.readJsonl<{ source: string }>(trainingRecordsKey(`campaigns/${NAME}/phase-${k}/experience.jsonl`)))
-          sources.add(row.source);
-        assert.ok(sources.has('demonstration') && sources.has('rollout'), `phase ${k} trained on ${[...sources].join(', ')}`);
-        // Every step was scored, but those where the random model said nothing (no tokens to score).
-        const failures = (await run.store.tryGetJson<{ reason: string }[]>(`campaigns/${NAME}/phase-${k}/replay-logprob-failures.json`)) ?? [];
-        assert.deepEqual(
-          failures.filter((f) => f.reason !== 'an empty action has no tokens to score'),
-          [],
-          `phase ${k} scored every record`,
-        );
-      }
+      let rollouts = 0;
+      for await (const { key } of run.store.list(`campaigns/${NAME}/phase-1/rollouts/train/`)) if (/\/trajectories\/[^/]+\.json$/.test(key)) rollouts++;
+      assert.equal(rollouts, 2, 'phase 1 rolled out both tasks');
+      const sources = new Set<string>();
+      for await (const row of run.store.readJsonl<{ source: string }>(trainingRecordsKey(`campaigns/${NAME}/phase-1/experience.jsonl`)))
+        sources.add(row.source);
+      assert.ok(sources.has('demonstration') && sources.has('rollout'), `phase 1 trained on ${[...sources].join(', ')}`);
+      // Every step was scored, but those where the random model said nothing (no tokens to score).
+      const failures = (await run.store.tryGetJson<{ reason: string }[]>(`campaigns/${NAME}/phase-1/replay-logprob-failures.json`)) ?? [];
+      assert.deepEqual(
+        failures.filter((f) => f.reason !== 'an empty action has no tokens to score'),
+        [],
+        'phase 1 scored every record',
+      );
 
       // The RL phase's filter valued its 4 candidates with the critic phase 0 trained, loaded by the
       // server, and rolled out the 2 those values make the most promising.
       const criticOf = (phase: number) => run.manifests.find((m) => m.data.phase === phase)!.data.carry.models.critic;
       const loadedCritics = [...(await readFile(criticLog, 'utf8')).matchAll(/^loaded the critic (\S+) in /gm)].map((m) => m[1]);
       assert.deepEqual(loadedCritics, [criticOf(0)], 'the server loaded phase 0’s critic');
-      for (const k of [1]) {
-        const tasks = `campaigns/${NAME}/phase-${k}/tasks`;
-        const values = await run.store.getJson<{ taskId: string | number; v1?: number; v2?: number; failed?: boolean }[]>(`${tasks}/critic-values.json`);
-        assert.equal(values.length, 4, `phase ${k} valued its 4 candidates`);
-        assert.ok(
-          values.every((v) => v.failed === undefined && typeof v.v1 === 'number'),
-          JSON.stringify(values),
-        );
-        const candidates: EnvironmentTask[] = [];
-        for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/candidates.jsonl`)) candidates.push(task);
-        const value = new Map(values.map((v) => [String(v.taskId), Math.max(v.v1!, v.v2!)]));
-        const chosen = mostPromisingTasks(candidates, {
-          limit: 2,
-          value: (task) => value.get(String(task.task_id))!,
-          template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
-        });
-        const kept: EnvironmentTask[] = [];
-        for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/kept.jsonl`)) kept.push(task);
-        assert.deepEqual(
-          kept.map((t) => t.task_id),
-          chosen.map((t) => t.task_id),
-          `phase ${k} rolled out the candidates its critic chose`,
-        );
-      }
+      const tasks = `campaigns/${NAME}/phase-1/tasks`;
+      const values = await run.store.getJson<{ taskId: string | number; v1?: number; v2?: number; failed?: boolean }[]>(`${tasks}/critic-values.json`);
+      assert.equal(values.length, 4, 'phase 1 valued its 4 candidates');
+      assert.ok(
+        values.every((v) => v.failed === undefined && typeof v.v1 === 'number'),
+        JSON.stringify(values),
+      );
+      const candidates: EnvironmentTask[] = [];
+      for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/candidates.jsonl`)) candidates.push(task);
+      const value = new Map(values.map((v) => [String(v.taskId), Math.max(v.v1!, v.v2!)]));
+      const chosen = mostPromisingTasks(candidates, {
+        limit: 2,
+        value: (task) => value.get(String(task.task_id))!,
+        template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
+      });
+      const kept: EnvironmentTask[] = [];
+      for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/kept.jsonl`)) kept.push(task);
+      assert.deepEqual(
+        kept.map((t) => t.task_id),
+        chosen.map((t) => t.task_id),
+        'phase 1 rolled out the candidates its critic chose',
+      );
 
       // On a fixed prompt, phase 1's adapter changes the log-probs of phase 0's (loaded again from the
-      // store: the server unloaded it) and phase 0's those of the base model.
+      // store, under a name of its own) and phase 0's those of the base model.
       const post = async (path: string, body: object) => {
         const response = await fetch(`${server.baseUrl}${path}`, {
           method: 'POST',

@@ -18,19 +18,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { startCampaign } from '../campaign/control';
 import { writeHtmlReport } from '../campaign/htmlReport';
 import { parseConfig } from '../config/load';
 import type { WebArenaConfig } from '../env/backends/webarena/settings';
-import type { TrajectoryRecord } from '../activities/campaign/episodes';
 import { sharedVerifiedEvaluator } from '../env/evaluators/harnesses/verified/client';
 import { agentResponse } from '../env/evaluators/harnesses/verified/harness';
 import { EMBEDDED_SITE_NAMES, type EmbeddedSiteName, type SiteName } from '../env/siteUrls';
 import { siteUrlsOf, webArenaSites } from '../env/webarena/sites';
-import { ArtifactStore } from '../storage/artifactStore';
-import { runWorkers } from '../workers/run';
-import type { CampaignProgress } from '../workflows/campaignTypes';
-import { tinyCampaignConfig } from './harness/campaign';
+import { runCampaignToEnd, tinyCampaignConfig } from './harness/campaign';
 import { runWebrl } from './harness/cli';
 import { serveSites, servedSiteSettings, type ServedSites } from './harness/servedSites';
 import { startTestStack, type TestStack } from './harness/stack';
@@ -124,22 +119,13 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
         },
       },
     });
-    const stop = new AbortController();
-    const workers = runWorkers({ config, secrets: stack.secrets }, ['control', 'browser', 'train'], stop.signal);
-    const store = new ArtifactStore(config.s3, stack.secrets.s3);
-    try {
-      const handle = await startCampaign(client, store, config);
-      const final = (await client.workflow.getHandle(handle.workflowId).result()) as CampaignProgress;
+    await runCampaignToEnd(stack, client, config, async ({ final, store, records }) => {
       assert.equal(final.status, 'completed', JSON.stringify(final.failure));
       assert.deepEqual(
         final.history.map((h) => h.phase),
         [0, 1],
       );
 
-      const records: { key: string; record: TrajectoryRecord }[] = [];
-      for await (const { key } of store.list(`campaigns/${NAME}/`)) {
-        if (/\/trajectories\/[^/]+\.json$/.test(key)) records.push({ key, record: await store.getJson<TrajectoryRecord>(key) });
-      }
       const verifiedTasks = new Map<string, Record<string, unknown>>();
       for (const split of ['train', 'test']) {
         // The task as the harness hands it to the package: the file's own oracle plan is this project's field.
@@ -216,10 +202,6 @@ describe('a campaign scored by the WebArena-Verified harness', () => {
           [`${site} GET /status`, ...Array.from({ length: 2 }, () => [`${site} POST /restart?wait=1`, `${site} GET /status`]).flat()],
         );
       }
-    } finally {
-      stop.abort();
-      await workers;
-      store.destroy();
-    }
+    });
   });
 });

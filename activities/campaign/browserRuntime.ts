@@ -11,20 +11,17 @@ import type { WorkerResources } from '../../env/backends/contract';
 export class BrowserRuntime implements WorkerResources {
   /** What the environment backends keep per worker. */
   private readonly kept = new Map<string, unknown>();
-  readonly siteAddresses: Config['sites'];
 
   private constructor(
     readonly pool: BrowserPool,
-    config: Config,
-  ) {
-    this.siteAddresses = config.sites;
-  }
+    readonly siteAddresses: Config['sites'],
+  ) {}
 
   static async start(config: Config): Promise<BrowserRuntime> {
     const pool = await BrowserPool.start({
       ...(config.concurrency.browserContexts > 0 ? { size: config.concurrency.browserContexts } : {}),
     });
-    return new BrowserRuntime(pool, config);
+    return new BrowserRuntime(pool, config.sites);
   }
 
   openContext(): Promise<BrowserContext> {

@@ -5,8 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { Rng } from '../../env/random';
-import type { EnvironmentTask } from '../../env/backends/contract';
-import type { EvolveRequest } from '../../env/backends/contract';
+import type { EnvironmentTask, EvolveRequest } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
 import { trainerMetricsKey, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { manifestKey, phaseKey, phaseManifestKey } from '../../storage/keys';

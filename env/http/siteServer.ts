@@ -114,7 +114,7 @@ function send(res: ServerResponse, reply: Reply): void {
 interface StandaloneSite<S> {
   app: SiteApp<S>;
   site: Standalone;
-  options: StandaloneOptions;
+  account: SiteAccount;
   form: (typeof LOGIN_FORMS)[EmbeddedSiteName];
   loginPath: string;
   cookie: string;
@@ -157,12 +157,11 @@ async function standaloneRoute<S>(req: IncomingMessage, url: URL, standalone: St
 }
 
 /** The login page, and a sign-in posted to it. */
-async function loginRoute<S>(req: IncomingMessage, url: URL, { app, site, options, form, cookie, log }: StandaloneSite<S>): Promise<Reply> {
+async function loginRoute<S>(req: IncomingMessage, url: URL, { app, site, account, form, cookie, log }: StandaloneSite<S>): Promise<Reply> {
   const next = url.searchParams.get('next') ?? `${app.basePath}/`;
   const title = `${app.name} sign in`;
   if (req.method !== 'POST') return page(renderLoginPage(title, form!, url.pathname, next));
   const fields = new URLSearchParams(await readBody(req));
-  const account = options.account;
   const target = fields.get('next') || `${app.basePath}/`;
   if (sameSecret(fields.get('username') ?? '', account.username) && sameSecret(fields.get('password') ?? '', account.password)) {
     const session = randomBytes(18).toString('base64url');
@@ -218,7 +217,7 @@ export async function startSiteServer<S>(
   const standalone: StandaloneSite<S> | undefined = options.standalone && {
     app,
     site: { state: app.freshState(), sessions: new Set(), logins: 0, failedLogins: 0, resets: 0 },
-    options: options.standalone,
+    account: options.standalone.account,
     form,
     loginPath: `${app.basePath}${form ? form.path : '/login'}`.replace(/\/+$/, '') || '/',
     cookie: sessionCookieName(app.name),

@@ -6,11 +6,10 @@
  */
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../../infra/tools';
-import type { PreflightOptions } from '../backends/contract';
+import { withOraclePlans, type PreflightOptions } from '../backends/contract';
 import type { WebArenaConfig } from '../backends/webarena/settings';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { parseTasks, readTaskFile } from '../tasks/loader';
-import { withOraclePlans } from '../backends/contract';
 import type { WebArenaTask } from '../tasks/schema';
 import type { EvaluationHarness } from '../evaluators/harnesses/contract';
 import { evaluationHarness, registeredHarnesses } from '../evaluators/harnesses/registry';
