@@ -413,6 +413,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
           init: { path: join(dir, 'init') },
         },
         trainer: { ...TRAINER, command: `${TRAINER.command} --init {init}` },
+        // A served judge: nothing in the campaign reads an ORM checkpoint, so none is trained.
+        orm: { backend: 'chat', baseUrl: 'http://127.0.0.1:9/v1', model: 'orm' },
       },
     });
     const phase0 = { ...phase, phase: 0 };
@@ -462,6 +464,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
     // The critic reads its states as records too (the prompt alone, labelled by the return).
     assert.ok((await log(sft.models.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
+    assert.equal(sft.models.orm, 'models.orm (chat, not trained by the campaign)');
+    for await (const { key } of stack.store.list(ctx.key(phase0, 'checkpoints', 'orm'))) assert.fail(`no ORM job runs, but ${key} was stored`);
   });
 
   test('filterTasksByCritic with an onnx-file critic matches the embedded critic on the real start page', async () => {

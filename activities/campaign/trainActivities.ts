@@ -14,6 +14,7 @@ import type { Demonstrations, TrainActivities } from './contract';
 import { actorInitKey, actorSftRecords, criticSftRecords } from './phaseZeroData';
 import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
+import type { Config } from '../../config/campaignConfig';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf } from './models';
 import type { TrainSpec } from '../../models/backends/roles';
@@ -93,6 +94,11 @@ async function trajectoryRecords(ctx: CampaignContext, shards: DatasetRef[]): Pr
   return Promise.all(rows.map((row) => ctx.store.getJson<TrajectoryRecord>(row.trajectoryKey)));
 }
 
+/** What the models carry for an ORM the campaign does not train: the config's role, by backend. */
+function untrainedOrmRef(config: Config): string {
+  return `models.orm (${config.models.orm.backend}, not trained by the campaign)`;
+}
+
 /** Phase 0: the actor by SFT on the demonstrations (or its init checkpoint as it is), the critic and the ORM. */
 async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
   const { ctx, roles } = deps;
@@ -114,7 +120,10 @@ async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
             ...(init?.key ? { init: init.key } : {}),
           });
     const critic = await trainModel(deps, { scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
-    const orm = await trainModel(deps, { scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs });
+    // An ORM the campaign does not train (a served judge) gets no checkpoint: its verdicts name none.
+    const orm = roles(config).orm.trainedByCampaign
+      ? await trainModel(deps, { scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs })
+      : { key: untrainedOrmRef(config), steps: 0, objects: [] as ObjectInfo[] };
     const objects = [...actor.objects, ...critic.objects, ...orm.objects];
     return { objects, data: { models: { actor: actor.key, critic: critic.key, orm: orm.key }, steps: actor.steps + critic.steps + orm.steps } };
   });
