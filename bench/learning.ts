@@ -25,20 +25,23 @@
  *   BENCH learning.<type>.zero_shot | .sft | .final            per task type
  *   BENCH learning.seconds                                     the whole measurement, summed over the runs it took
  *
- * Each seed's campaign also prints its report's "did each phase help?" table. Sizes
+ * Each seed's campaign also prints its report (the phase table, "did each phase help?", what each RL
+ * phase's actor trained on) and leaves its chart and HTML report under bench-results/learning/. Sizes
  * (docs/benchmarks.md): `cpu` (default: the example as it is) and `gpu` (more types, seeds, tasks and
  * phases; the trainer on CUDA). Run: npm run bench:learning [-- --size gpu] [-- --label x], or
  * WEBRL_BENCH_LEARNING_SIZE=gpu.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { completionsActorPolicy } from '../models/backends/completions';
 import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { campaignEnvironment } from '../activities/campaign/environments';
 import { episodeOptions } from '../activities/campaign/episodes';
 import { runMainJob } from '../campaign/mainJob';
-import { phaseEvidence, readEvaluations } from '../campaign/evidence';
+import { readEvaluations } from '../campaign/evidence';
 import { readPhaseManifests } from '../campaign/manifest';
-import { renderEvidenceText } from '../campaign/report';
+import { writeReport } from '../cli/campaign';
 import { deriveSeed } from '../browser/rng';
 import type { Config } from '../config/campaignConfig';
 import type { EnvironmentTask } from '../env/backends/contract';
@@ -78,6 +81,8 @@ const GPU: Record<string, unknown> = {
   'models.serving.maxLoraRank': GPU_LORA_RANK,
 };
 const CAMPAIGN_SEEDS = [1, 2];
+/** Each campaign's report (SVG chart, HTML pages) goes here, git-ignored. */
+const REPORTS = 'bench-results/learning';
 /** How long a Temporal or storage outage is waited for before the bench gives up (the main job's default). */
 const OUTAGE_LIMIT_MS = 15 * 60_000;
 
@@ -164,7 +169,9 @@ async function runSeed(seed: number, withZeroShot: boolean): Promise<{ run?: See
     if (outcome.kind === 'interrupted') return { seconds };
     if (outcome.progress.status !== 'completed') throw new Error(`${name} ended ${outcome.progress.status}`);
     const evaluations = await readEvaluations(store, await readPhaseManifests(store, name));
-    progress(`${name}:\n${renderEvidenceText(phaseEvidence(name, evaluations))}`);
+    // The campaign's report, as `webrl campaign report` writes it: the table, did each phase help, what the actor trained on.
+    await mkdir(REPORTS, { recursive: true });
+    progress(`${name}:\n${await writeReport(settings, name, { svg: join(REPORTS, `${name}.svg`), html: join(REPORTS, name) })}`);
     const run: SeedRun = { phases: evaluations.map((e) => e.tasks) };
     if (!withZeroShot) return { run, seconds };
     const scoresKey = phaseKey(name, 0, 'zero-shot', 'scores.json');
