@@ -21,6 +21,12 @@
  *      llm.server_bound_ratio.c1|c4|c8 the two's ratio: 1 when the browser and the loop around the model
  *                                      cost nothing, below 1 by what they cost
  * 4. webrl-torch's CPU training throughput, from its own bench (it prints its BENCH line).
+ * 5. vLLM's CPU LoRA path as shipped against the project's plugin (infra/vllm/cpu_lora, which groups the
+ *    LoRA products by adapter): part 3's last prompts under a rank-8 adapter with random weights
+ *    (webrl_torch.testing.adapter), 8 in flight, greedy, on a server without the plugin and then with it:
+ *      llm.lora_completions_per_s.stock|plugin   completions/s
+ *      llm.lora_plugin_speedup                   plugin over stock
+ *      llm.lora_plugin_same_answers              share of prompts answered alike by both (1: the same results)
  *
  * Run: npm run bench:llm [-- episodes per level (default 16)] [--throughput-only (3 alone)]
  */
@@ -70,6 +76,7 @@ try {
   // 1 and 2: the loop on the tiny BOS model.
   if (!flags['throughput-only']) await theLoop();
   await throughput();
+  await loraPaths();
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }
@@ -169,8 +176,13 @@ async function theLoop(): Promise<void> {
   }
 }
 
-/** The prompts sent straight to the server, `inFlight` at a time, with the episodes' settings: completions/s. */
-async function replay(baseUrl: string, prompts: readonly string[], inFlight: number, settings: { model: string; stop: string[] }): Promise<number> {
+/** The prompts sent straight to the server, `inFlight` at a time, with the episodes' settings: completions/s and the answers. */
+async function replay(
+  baseUrl: string,
+  prompts: readonly string[],
+  inFlight: number,
+  settings: { model: string; stop: string[] },
+): Promise<{ rate: number; texts: (string | undefined)[] }> {
   const started = performance.now();
   const sent = await mapSettled(prompts, inFlight, async (prompt) => {
     const response = await fetch(`${baseUrl}/completions`, {
@@ -179,9 +191,13 @@ async function replay(baseUrl: string, prompts: readonly string[], inFlight: num
       body: JSON.stringify({ model: settings.model, prompt, temperature: 0, top_p: 1, top_k: -1, max_tokens: MAX_TOKENS, stop: settings.stop }),
     });
     if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    return ((await response.json()) as { choices: { text: string }[] }).choices[0]!.text;
   });
-  return sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000);
+  return { rate: sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000), texts: sent.map((r) => (r.ok ? r.value : undefined)) };
 }
+
+/** The prompts of the last level's episodes, for part 5. */
+const recorded: string[] = [];
 
 async function throughput(): Promise<void> {
   // 3: throughput with SmolLM2.
@@ -225,7 +241,8 @@ async function throughput(): Promise<void> {
         await pool.close();
       }
       // The same prompts straight to vLLM, as many in flight, right after: the server's own pace.
-      const direct = await replay(server.baseUrl, [...prompts], size, settings);
+      const { rate: direct } = await replay(server.baseUrl, [...prompts], size, settings);
+      if (size === LEVELS.at(-1)) recorded.push(...prompts);
       progress(`${size} in flight, straight to vLLM: ${prompts.length} prompts, ${direct.toFixed(2)} completions/s`);
       figures.push([`llm.steps_per_s.c${size}`, stepsPerSecond, 'steps/s']);
       figures.push([`llm.direct_completions_per_s.c${size}`, direct, 'completions/s']);
@@ -235,4 +252,47 @@ async function throughput(): Promise<void> {
     await site.close();
     await server.stop();
   }
+}
+
+/** 5: the same prompts under an adapter, on vLLM's own CPU LoRA ops and on the plugin's. */
+async function loraPaths(): Promise<void> {
+  const smol = ensureSmolLM2();
+  const adapter = join(scratch, 'adapter');
+  if (runProgram(ensureTrainerEnvironment(), ['-m', 'webrl_torch.testing.adapter', '--base-model', smol, '--out', adapter], packageDir) !== 0)
+    throw new Error('webrl_torch.testing.adapter failed');
+  const answers: Record<string, { rate: number; texts: (string | undefined)[] }> = {};
+  // VLLM_PLUGINS names the plugins vLLM loads: empty, none (vLLM's own ops); unset, all (the project's included).
+  for (const [mode, env] of [
+    ['stock', { VLLM_PLUGINS: '' }],
+    ['plugin', {}],
+  ] as const) {
+    progress(`LoRA: vLLM with SmolLM2 and a rank-8 adapter, ${mode}`);
+    const server = await startVllmServer({
+      python: (await ensureVllm()).path,
+      model: smol,
+      servedModelName: 'smollm2',
+      maxLoraRank: 8,
+      maxModelLen: 8192,
+      logFile: join(scratch, `vllm-lora-${mode}.log`),
+      env,
+    });
+    try {
+      const load = await fetch(`${server.baseUrl}/load_lora_adapter`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ lora_name: 'adapter', lora_path: adapter }),
+      });
+      if (!load.ok) throw new Error(`loading the adapter: HTTP ${load.status}: ${await load.text()}`);
+      answers[mode] = await replay(server.baseUrl, recorded, 8, { model: 'adapter', stop: ['<|eot_id|>'] });
+      progress(`LoRA ${mode}: ${recorded.length} prompts, ${answers[mode]!.rate.toFixed(3)} completions/s`);
+    } finally {
+      await server.stop();
+    }
+  }
+  const { stock, plugin } = answers as Record<'stock' | 'plugin', { rate: number; texts: (string | undefined)[] }>;
+  figures.push(['llm.lora_completions_per_s.stock', stock.rate, 'completions/s']);
+  figures.push(['llm.lora_completions_per_s.plugin', plugin.rate, 'completions/s']);
+  figures.push(['llm.lora_plugin_speedup', plugin.rate / stock.rate, 'x']);
+  const alike = stock.texts.filter((text, i) => text !== undefined && text === plugin.texts[i]).length;
+  figures.push(['llm.lora_plugin_same_answers', recorded.length ? alike / recorded.length : 0, 'fraction']);
 }

@@ -41,6 +41,8 @@ export interface VllmServerOptions {
   /** VLLM_CPU_KVCACHE_SPACE in GiB (default 1). */
   kvCacheGiB?: number;
   logFile: string;
+  /** More environment for the server (e.g. VLLM_PLUGINS to compare vLLM with and without the project's plugin). */
+  env?: Record<string, string>;
   /** Default 5 minutes (a cold start on 2 cores takes about one). */
   readyTimeoutMs?: number;
 }
@@ -97,6 +99,7 @@ export async function startVllmServer(options: VllmServerOptions): Promise<Runni
         // No hub here: the model is a local directory, and nothing should be looked up elsewhere.
         HF_HUB_OFFLINE: '1',
         VLLM_NO_USAGE_STATS: '1',
+        ...options.env,
       },
       stdio: ['ignore', log.fd, log.fd],
       detached: true,
