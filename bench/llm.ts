@@ -69,6 +69,8 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const figures: [string, number | string, string][] = [];
+/** The prompts of part 3's last level, which part 5 sends again under an adapter. */
+const recorded: string[] = [];
 const progress = (line: string) => console.log(`[bench:llm ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 const scratch = await mkdtemp(join(tmpdir(), 'webrl-bench-llm-'));
@@ -195,9 +197,6 @@ async function replay(
   });
   return { rate: sent.filter((r) => r.ok).length / ((performance.now() - started) / 1000), texts: sent.map((r) => (r.ok ? r.value : undefined)) };
 }
-
-/** The prompts of the last level's episodes, for part 5. */
-const recorded: string[] = [];
 
 async function throughput(): Promise<void> {
   // 3: throughput with SmolLM2.
