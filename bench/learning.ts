@@ -83,7 +83,7 @@ const GPU: Record<string, unknown> = {
 const CAMPAIGN_SEEDS = [1, 2];
 /** Each campaign's report (SVG chart, HTML pages) goes here, git-ignored. */
 const REPORTS = 'bench-results/learning';
-/** How long a Temporal or storage outage is waited for before the bench gives up (the main job's default). */
+/** How long a Temporal or storage outage is waited for before the bench gives up (the main job waits a day by default). */
 const OUTAGE_LIMIT_MS = 15 * 60_000;
 
 const { values: flags } = parseArgs({
@@ -133,13 +133,15 @@ async function zeroShot(config: Config, store: ArtifactStore): Promise<ScoredTas
   const actor = config.models.actor;
   if (actor.backend !== 'completions') throw new Error('the zero-shot run needs a completions actor');
   const llm = await startLocalLlm(config, progress);
-  const runtime = await BrowserRuntime.start(config);
+  let runtime: BrowserRuntime | undefined;
   try {
+    runtime = await BrowserRuntime.start(config);
+    const { pool } = runtime;
     const { environment, siteUrls } = await campaignEnvironment(runtime, config, tasks);
     let done = 0;
     const results = await mapSettled(tasks, config.concurrency.browserContexts, async (task) => {
       if (interrupt.signal.aborted) throw new Error('interrupted');
-      const { outcome } = await runtime.pool.runEpisode({
+      const { outcome } = await pool.runEpisode({
         task: toEpisodeTask(task, siteUrls),
         policy: completionsActorPolicy(actor, 0),
         environment,
@@ -151,7 +153,7 @@ async function zeroShot(config: Config, store: ArtifactStore): Promise<ScoredTas
     if (interrupt.signal.aborted) throw new Error('zero-shot: interrupted; run the bench again to redo it');
     return results.map((r, i) => (r.ok ? r.value : { taskId: String(tasks[i]!.task_id), score: 0 }));
   } finally {
-    await runtime.close();
+    await runtime?.close();
     await llm?.stop();
   }
 }
@@ -175,14 +177,15 @@ async function runSeed(seed: number, withZeroShot: boolean): Promise<{ run?: See
     const run: SeedRun = { phases: evaluations.map((e) => e.tasks) };
     if (!withZeroShot) return { run, seconds };
     const scoresKey = phaseKey(name, 0, 'zero-shot', 'scores.json');
+    const secondsKey = phaseKey(name, 0, 'zero-shot', 'seconds.json');
     let scores = await store.tryGetJson<ScoredTask[]>(scoresKey);
-    let zeroShotSeconds = (await store.tryGetJson<SpentTime>(phaseKey(name, 0, 'zero-shot', 'seconds.json')))?.seconds ?? 0;
+    let zeroShotSeconds = (await store.tryGetJson<SpentTime>(secondsKey))?.seconds ?? 0;
     if (!scores) {
       progress('zero-shot: the base model on the same test tasks');
       const zeroShotBegan = performance.now();
       scores = await zeroShot(settings.config, store);
       await store.putJson(scoresKey, scores);
-      zeroShotSeconds = await addSeconds(store, phaseKey(name, 0, 'zero-shot', 'seconds.json'), (performance.now() - zeroShotBegan) / 1000);
+      zeroShotSeconds = await addSeconds(store, secondsKey, (performance.now() - zeroShotBegan) / 1000);
     }
     return { run: { ...run, zeroShot: scores }, seconds: seconds + zeroShotSeconds };
   } finally {

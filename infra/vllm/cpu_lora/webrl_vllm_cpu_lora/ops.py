@@ -31,7 +31,7 @@ def bgmv_shrink(inputs, lora_a_weights, output_tensor, lora_indices_tensor, scal
 
 def bgmv_expand(inputs, lora_b_weights, output_tensor, lora_indices_tensor, add_inputs=True):
     outputs = _products(inputs, lora_b_weights, lora_indices_tensor, output_tensor.dtype)
-    # As vLLM's: a single row of products serves one output row only; the adapter and the model may pad differently.
+    # As vLLM's: a single row of products is added to every output row; the adapter and the model may pad differently.
     limit = 1 if outputs.shape[0] == 1 and output_tensor.shape[0] != 1 else output_tensor.shape[0]
     common = min(outputs.shape[1], output_tensor.shape[1])
     if add_inputs:
