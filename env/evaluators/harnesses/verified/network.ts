@@ -71,24 +71,49 @@ async function entryOf(request: Request, started: Date): Promise<HarEntry | unde
   };
 }
 
+/** How long `stop` waits for requests still in flight (a page's fetch resolves on its headers, before its body). */
+const SETTLE_MS = 2_000;
+
 /** Records every finished request of a context, in the order the requests started. */
 export class NetworkRecorder {
   private readonly pending: Promise<HarEntry | undefined>[] = [];
   private readonly startedAt = new Map<Request, Date>();
-  private readonly onRequest = (request: Request) => void this.startedAt.set(request, new Date());
+  private readonly inFlight = new Set<Request>();
+  private settled: (() => void) | undefined;
+  private readonly onRequest = (request: Request) => {
+    this.startedAt.set(request, new Date());
+    this.inFlight.add(request);
+  };
   private readonly onFinished = (request: Request) => {
     this.pending.push(entryOf(request, this.startedAt.get(request) ?? new Date()).catch(() => undefined));
+    this.settle(request);
   };
+  private readonly onFailed = (request: Request) => this.settle(request);
 
   constructor(private readonly context: BrowserContext) {
     context.on('request', this.onRequest);
     context.on('requestfinished', this.onFinished);
+    context.on('requestfailed', this.onFailed);
   }
 
-  /** Stops recording; the entries so far, in order of their start. */
-  async stop(): Promise<HarEntry[]> {
+  private settle(request: Request): void {
+    this.inFlight.delete(request);
+    if (this.inFlight.size === 0) this.settled?.();
+  }
+
+  /** Stops recording once the requests in flight have finished (at most `settleMs`); the entries, in order of their start. */
+  async stop(settleMs = SETTLE_MS): Promise<HarEntry[]> {
     this.context.off('request', this.onRequest);
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.settled = resolve;
+        timer = setTimeout(resolve, settleMs);
+      });
+      clearTimeout(timer);
+    }
     this.context.off('requestfinished', this.onFinished);
+    this.context.off('requestfailed', this.onFailed);
     const entries = (await Promise.all(this.pending)).filter((entry): entry is HarEntry => entry !== undefined);
     return entries.sort((a, b) => String(a.startedDateTime).localeCompare(String(b.startedDateTime)));
   }
