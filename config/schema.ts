@@ -121,7 +121,8 @@ export const TrainingSchema = z.strictObject({
   gamma: z.number().gt(0).max(1).default(0.9),
   /**
    * The replay buffer starts with phase 0's oracle demonstrations (the SFT data), so RL phases replay them
-   * like earlier successes (perplexity band and cap alike). Unset: off, and a frozen config stays as it was.
+   * beside earlier successes: within the cap, whatever their perplexity (they anchor what SFT taught).
+   * Unset: off, and a frozen config stays as it was.
    */
   replayDemonstrations: z.boolean().optional(),
 });

@@ -591,7 +591,7 @@ describe('campaign activities with remote model backends', () => {
     );
   });
 
-  test('phase 0 scores no reference log-probs; replayDemonstrations starts the buffer with the oracle demonstrations, replayed as demonstrations', async () => {
+  test('phase 0 scores no reference log-probs; replayDemonstrations starts the buffer with the oracle demonstrations, replayed as demonstrations whatever their perplexity', async () => {
     const { scope: phase0 } = await scope({ campaign: { training: { replayDemonstrations: true } } }, 0);
     const phase1 = { ...phase0, phase: 1 };
     const scored: number[] = [];
@@ -630,16 +630,16 @@ describe('campaign activities with remote model backends', () => {
       });
     }
     const train = createTrainActivities({ ctx, roles });
-    const filter = async (phase: PhaseScope, replayBuffer: DatasetRef | null) => {
+    const filter = async (phase: PhaseScope, replayBuffer: DatasetRef | null, rankBand: [number, number]) => {
       const { rows } = await rolloutShard(phase, [{ intent: 'Buy the red mug', score: 0, graded: true }]);
       const rewards = await ctx.writeDataset(
         ctx.key(phase, 'rewards.jsonl'),
         rows.map((row) => ({ ...row, reward: 0, rewardFrom: 'evaluator', pYes: null, graded: true })),
       );
       const tasks = await ctx.writeDataset(ctx.key(phase, 'tasks', 'kept.jsonl'), []);
-      return run(train.filterExperience, { ...phase, rewards, tasks, replayBuffer, actor: 'a.onnx', rankBand: [0, 1], cap: 10 });
+      return run(train.filterExperience, { ...phase, rewards, tasks, replayBuffer, actor: 'a.onnx', rankBand, cap: 10 });
     };
-    const zero = await filter(phase0, null);
+    const zero = await filter(phase0, null, [0, 1]);
     assert.deepEqual(scored, [], 'phase 0 trains no actor on its probe: nothing scored');
     assert.equal(await stack.store.exists(trainingRecordsKey(zero.experience.key)), false);
     const buffer = await ctx.readDataset<ExperienceRow>(zero.replayBuffer);
@@ -650,12 +650,16 @@ describe('campaign activities with remote model backends', () => {
         ['7', 1, 'demonstration', 1],
       ],
     );
-    const one = await filter(phase1, zero.replayBuffer);
-    assert.deepEqual(scored, [3], 'phase 1: the buffer (replay band) and its own step (reference)');
+    // An earlier phase's success beside them; every row's rank is exp(-0.5) = 0.61, below the band.
+    const success: ExperienceRow = { ...buffer[1]!, taskId: '9', origin: undefined };
+    const withSuccess = await ctx.writeDataset(ctx.key(phase1, 'buffer-in.jsonl'), [...buffer, success]);
+    const one = await filter(phase1, withSuccess, [0.7, 0.95]);
+    assert.deepEqual(scored, [4], 'phase 1: the buffer (replay band) and its own step (reference)');
     const records = await ctx.readDataset<TrainingStepRecord>({ ...one.experience, key: trainingRecordsKey(one.experience.key) });
     assert.deepEqual(
       records.map((record) => record.source),
       ['rollout', 'demonstration', 'demonstration'],
+      'the demonstrations replayed out of the band, the success not',
     );
   });
 });

@@ -209,7 +209,10 @@ async function phaseExperience(ctx: CampaignContext, input: InputOf<'filterExper
 
 /**
  * Replay: earlier phases' successes, kept where the current actor finds them neither mastered nor alien
- * (rank = exp(mean token log-prob) in the band), at most `cap` x this phase's steps. The actor is the
+ * (rank = exp(mean token log-prob) in the band), and the SFT demonstrations whatever their rank, at most
+ * `cap` x this phase's steps. The demonstrations are there to anchor what SFT taught, and SFT itself
+ * moved them out of the band: after it, none of bench:learning's 31 was replayed, so its RL phases
+ * trained on no positive row and the critic, seeing only failures, valued every task at 0. The actor is the
  * one the phase trains from, as served (also the KL reference of the records' log-probs). An actor
  * trained from records has this phase's steps scored too (their reference log-probs); a step that
  * cannot be scored is left out of this phase's replay, or has null log-probs in its training record
@@ -237,7 +240,7 @@ async function replayInBand(
     const scored = logProbs[i];
     if (!scored) return [];
     const rank = Math.exp(scored.meanTokenLogProb);
-    return rank > low && rank <= high ? [i] : [];
+    return buffer[i]!.origin === 'demonstration' || (rank > low && rank <= high) ? [i] : [];
   });
   const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBandIndices, Math.floor(input.cap * current.length));
   return { replayedIndices, logProbs, currentLogProbs };
