@@ -20,7 +20,7 @@ import { verdict } from '../orm';
 import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
 import { createClient, describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
-import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
+import { MalformedReplyError, requestSignal, withRetries, type RetryOptions } from './retry';
 
 export interface ChatOrmOptions extends EndpointOptions, RetryOptions {
   /** Top tokens requested (default 20). */
@@ -104,7 +104,7 @@ export function createChatOrm(options: ChatOrmOptions): OutcomeJudge {
             logprobs: true,
             top_logprobs: options.topLogprobs ?? 20,
           },
-          { signal: options.signal },
+          { signal: requestSignal(options.signal) },
         );
         return verdict(pYesFromTopLogprobs(reply));
       },

@@ -5,7 +5,7 @@
  */
 import type OpenAI from 'openai';
 import { describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
-import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
+import { MalformedReplyError, requestSignal, withRetries, type RetryOptions } from './retry';
 
 export interface ChatOptions extends EndpointOptions, RetryOptions {
   temperature?: number;
@@ -30,7 +30,7 @@ export async function chatText(client: OpenAI, options: ChatOptions, system: str
           // OpenAI's reasoning models refuse max_tokens; vLLM and OpenAI both take max_completion_tokens.
           ...(options.maxTokens !== undefined ? { max_completion_tokens: options.maxTokens } : {}),
         },
-        { signal: options.signal },
+        { signal: requestSignal(options.signal) },
       );
       const content = (reply as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
       if (typeof content !== 'string') throw new MalformedReplyError('the reply has no choices[0].message.content');

@@ -21,7 +21,7 @@ import type { ActionLogProb, ActionScorer, ScoredAction } from '../actor';
 import type { ModelState } from '../state';
 import { mapWithConcurrency } from './concurrency';
 import { createClient, describeEndpoint, type EndpointOptions } from '../../browser/policies/openaiClient';
-import { MalformedReplyError, withRetries, type RetryOptions } from './retry';
+import { MalformedReplyError, requestSignal, withRetries, type RetryOptions } from './retry';
 
 export interface CompletionsActorOptions extends EndpointOptions, RetryOptions {
   mode?: 'echo' | 'prompt_logprobs';
@@ -142,7 +142,7 @@ export function createCompletionsActorScorer(options: CompletionsActorOptions): 
           mode === 'echo'
             ? { model: options.model, prompt: fullText, echo: true, logprobs: 1, max_tokens: 0, temperature: 0 }
             : { model: options.model, prompt: fullText, max_tokens: 1, temperature: 0, prompt_logprobs: 0, return_token_ids: true };
-        const reply: unknown = await client.completions.create(body, { signal: options.signal });
+        const reply: unknown = await client.completions.create(body, { signal: requestSignal(options.signal) });
         const tokens = mode === 'echo' ? echoTokens(reply) : promptLogprobTokens(reply);
         const scored = actionTokens(tokens, action);
         if (scored.length === 0) throw new MalformedReplyError('no tokens cover the action');

@@ -15,6 +15,16 @@ export interface RetryOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The signal one request of the openai client gets: a child of the caller's. The client adds an abort
+ * listener to the signal it is given and never takes it off, so handing it an activity's long-lived
+ * signal kept one listener per request for the activity's life (Node warned past 10); the child goes
+ * with its request.
+ */
+export function requestSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+  return signal && AbortSignal.any([signal]);
+}
+
 /** A reply that arrived but is not what the protocol promises (retried: servers do recover). */
 export class MalformedReplyError extends Error {
   override name = 'MalformedReplyError';

@@ -5,6 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import type { ModelState } from '../../models/state';
 import { createChatOrm, ORM_SYSTEM_PROMPT, ormUserTurn } from '../../models/remote/chatOrm';
 import { judgeFeasibility } from '../../models/remote/feasibility';
@@ -66,6 +67,14 @@ describe('chat ORM', () => {
         'The User Intent:\nAdd Blue Kettle to the cart\n\nAction History:\ndo(action="Search", argument="Blue Kettle", element="0")\n# Element: the add button; do(action="Click", element="3")\nexit(message="")\n\nThe Current Screenshot:\n<html>',
       ),
     );
+  });
+
+  test("an activity's long-lived signal keeps no listener per request (the client's is put on a child)", async () => {
+    behaviour = () => ({ json: chatCompletion('YES', 'judge', [{ token: 'YES', logprob: 0 }]) });
+    const activity = new AbortController();
+    const verdicts = await createChatOrm({ ...endpoint(), signal: activity.signal }).judge(Array.from({ length: 12 }, () => finalState));
+    assert.equal(verdicts.length, 12);
+    assert.equal(getEventListeners(activity.signal, 'abort').length, 0);
   });
 
   test("the system text and user turn are WebRL's (process_data.py build_rm_data), on a recorded trajectory", () => {
