@@ -236,13 +236,13 @@ async function replayInBand(
   const currentLogProbs = recordsCurrent ? scoring.logProbs.slice(buffer.length) : undefined;
   if (scoring.failures.length) await ctx.store.putJson(ctx.key(input, 'replay-logprob-failures.json'), scoring.failures);
   const [low, high] = input.rankBand;
-  const inBandIndices = buffer.flatMap((_, i) => {
+  const replayable = buffer.flatMap((_, i) => {
     const scored = logProbs[i];
     if (!scored) return [];
     const rank = Math.exp(scored.meanTokenLogProb);
     return buffer[i]!.origin === 'demonstration' || (rank > low && rank <= high) ? [i] : [];
   });
-  const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(inBandIndices, Math.floor(input.cap * current.length));
+  const replayedIndices = new Rng(input.seed).fork(`replay-${input.phase}`).sample(replayable, Math.floor(input.cap * current.length));
   return { replayedIndices, logProbs, currentLogProbs };
 }
 

@@ -77,15 +77,12 @@ const SETTLE_MS = 2_000;
 /** Records every finished request of a context, in the order the requests started. */
 export class NetworkRecorder {
   private readonly pending: Promise<HarEntry | undefined>[] = [];
-  private readonly startedAt = new Map<Request, Date>();
-  private readonly inFlight = new Set<Request>();
+  /** The requests in flight, with when each started. */
+  private readonly inFlight = new Map<Request, Date>();
   private settled: (() => void) | undefined;
-  private readonly onRequest = (request: Request) => {
-    this.startedAt.set(request, new Date());
-    this.inFlight.add(request);
-  };
+  private readonly onRequest = (request: Request) => void this.inFlight.set(request, new Date());
   private readonly onFinished = (request: Request) => {
-    this.pending.push(entryOf(request, this.startedAt.get(request) ?? new Date()).catch(() => undefined));
+    this.pending.push(entryOf(request, this.inFlight.get(request) ?? new Date()).catch(() => undefined));
     this.settle(request);
   };
   private readonly onFailed = (request: Request) => this.settle(request);
@@ -101,14 +98,14 @@ export class NetworkRecorder {
     if (this.inFlight.size === 0) this.settled?.();
   }
 
-  /** Stops recording once the requests in flight have finished (at most `settleMs`); the entries, in order of their start. */
-  async stop(settleMs = SETTLE_MS): Promise<HarEntry[]> {
+  /** Stops recording once the requests in flight have finished (at most SETTLE_MS); the entries, in order of their start. */
+  async stop(): Promise<HarEntry[]> {
     this.context.off('request', this.onRequest);
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.settled = resolve;
-        timer = setTimeout(resolve, settleMs);
+        timer = setTimeout(resolve, SETTLE_MS);
       });
       clearTimeout(timer);
     }
