@@ -591,12 +591,19 @@ describe('campaign activities with remote model backends', () => {
     );
   });
 
-  test('phase 0 scores no reference log-probs; replayDemonstrations starts the buffer with the oracle demonstrations, replayed as demonstrations whatever their perplexity', async () => {
+  test('phase 0 scores no reference log-probs; replayDemonstrations starts the buffer with the oracle demonstrations, replayed as demonstrations whatever their perplexity; the critic trains without them', async () => {
     const { scope: phase0 } = await scope({ campaign: { training: { replayDemonstrations: true } } }, 0);
     const phase1 = { ...phase0, phase: 1 };
     const scored: number[] = [];
+    const trainedOn: DatasetRef[] = [];
     const roles = (config: Config): ModelRoles => ({
       ...workerRoles(ctx)(config),
+      trainer: {
+        async train(spec, target) {
+          trainedOn.push(spec.data);
+          return { steps: 1, objects: [await stack.store.putJson(target.key, { trainedBy: 'fake' })], metrics: null };
+        },
+      },
       actor: {
         prompts: createPromptBuilder(webrlLlama3Format),
         policies: () => Promise.reject(new Error('no rollouts on the train queue')),
@@ -661,5 +668,29 @@ describe('campaign activities with remote model backends', () => {
       ['rollout', 'demonstration', 'demonstration'],
       'the demonstrations replayed out of the band, the success not',
     );
+
+    // The critic values what the actor achieves: it trains on the phase's own step alone, rows and records.
+    const critic = await run(train.trainCritic, { ...phase1, experience: one.experience, critic: 'critic-0.onnx' });
+    assert.equal(critic.critic, ctx.key(phase1, 'checkpoints', 'critic.onnx'));
+    const [criticData] = trainedOn;
+    assert.equal(criticData!.count, 1);
+    assert.deepEqual(
+      (await ctx.readDataset<ExperienceRow>(criticData!)).map((row) => [row.taskId, row.origin]),
+      [[(await ctx.readDataset<ExperienceRow>(one.experience))[0]!.taskId, undefined]],
+    );
+    assert.deepEqual(
+      (await ctx.readDataset<TrainingStepRecord>({ ...criticData!, key: trainingRecordsKey(criticData!.key) })).map((record) => record.source),
+      ['rollout'],
+    );
+    // Nothing of the actor's own: the critic stays as it was.
+    const onlyDemonstrations = await ctx.writeDataset(
+      ctx.key({ ...phase1, phase: 2 }, 'experience.jsonl'),
+      (await ctx.readDataset<ExperienceRow>(one.experience)).filter((row) => row.origin === 'demonstration'),
+    );
+    assert.deepEqual(await run(train.trainCritic, { ...phase1, phase: 2, experience: onlyDemonstrations, critic: 'critic-1.onnx' }), {
+      critic: 'critic-1.onnx',
+      steps: 0,
+    });
+    assert.equal(trainedOn.length, 1);
   });
 });

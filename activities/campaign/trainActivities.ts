@@ -19,7 +19,7 @@ import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
 import { criticExamplesOf, ormExamplesOf } from './models';
 import type { TrainSpec } from '../../models/backends/roles';
 import type { RolesFor } from './backends';
-import { trainingRecordsKey } from '../../models/train/trainingRecord';
+import { trainingRecordsKey, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import { trainerMetricsKey } from '../../models/train/trainerMetrics';
 import { replayedSource, stepRecordOf } from './trainingRecords';
 import { experienceRowsOf, type ExperienceRow } from './experience';
@@ -283,15 +283,41 @@ async function filterExperience({ ctx, roles }: TrainDeps, input: InputOf<'filte
   });
 }
 
+/**
+ * The critic's share of a phase's experience: the actor's own steps, this phase's and replayed ones,
+ * without the replayed demonstrations (and their training records likewise). The demonstrations anchor
+ * the actor; the critic values what the actor itself achieves from a state, and oracle successes would
+ * teach it that every task is solved (docs/webrl-fidelity.md).
+ */
+async function criticExperience(ctx: CampaignContext, input: InputOf<'trainCritic'>): Promise<DatasetRef> {
+  const rows = await ctx.readDataset<ExperienceRow>(input.experience);
+  const own = rows.map((row) => row.origin !== 'demonstration');
+  if (own.every(Boolean)) return input.experience;
+  const experience = await ctx.writeDataset(
+    ctx.key(input, 'critic-experience.jsonl'),
+    rows.filter((_, i) => own[i]),
+  );
+  const records = trainingRecordsKey(input.experience.key);
+  if (await ctx.store.exists(records)) {
+    const all = await ctx.readDataset<TrainingStepRecord>({ ...input.experience, key: records });
+    await ctx.writeDataset(
+      trainingRecordsKey(experience.key),
+      all.filter((_, i) => own[i]),
+    );
+  }
+  return experience;
+}
+
 async function trainCritic(deps: TrainDeps, input: InputOf<'trainCritic'>) {
-  // A phase without experience (nothing kept, nothing rolled out) leaves the models as they were.
-  if (input.experience.count === 0) return { critic: input.critic, steps: 0 };
+  // A phase without experience of its own (nothing kept, nothing rolled out) leaves the models as they were.
+  const experience = input.experience.count === 0 ? input.experience : await criticExperience(deps.ctx, input);
+  if (experience.count === 0) return { critic: input.critic, steps: 0 };
   const config = await deps.ctx.config(input);
   const { key, steps } = await trainModel(deps, {
     scope: input,
     name: 'critic',
     objective: 'critic',
-    data: input.experience,
+    data: experience,
     epochs: config.campaign.training.criticEpochs,
     init: input.critic,
   });

@@ -11,7 +11,8 @@ from conftest import step_record, write_jsonl
 from webrl_torch.critic_server import CriticService
 from webrl_torch.encoding import cut_middle, end_of_turn, prompt_ids
 from webrl_torch.errors import InputError
-from webrl_torch.modeling import ModelOptions, new_critic, save_critic
+from webrl_torch.losses import success_probability
+from webrl_torch.modeling import ModelOptions, new_critic, save_critic, value_head
 from webrl_torch.prompt import build_prompt, orm_messages
 from webrl_torch.train import JobSpec, _Objective
 
@@ -126,6 +127,19 @@ def test_actor_webrl_equals_webrls_formula_row_by_row_at_batch_16_with_the_end_o
     assert abs(loss.item() - sum(expected) / BATCH) < 1e-4
 
 
+def test_fresh_critic_heads_value_states_of_smollm2s_scale_near_one_half():
+    # SmolLM2-135M-Instruct's last hidden state at a prompt's last token: RMS about 2.4, single features
+    # near 50 (measured on the bench's prompts). WebRL's normal(0, 0.2) hidden layers gave these logits
+    # of +-30, a success probability of 1e-29 for every state.
+    torch.manual_seed(0)
+    states = torch.randn(64, 576) * 2.0
+    states[:, :3] = 48.0
+    for seed in range(3):
+        torch.manual_seed(seed)
+        values = success_probability(value_head(576)(states))
+        assert 0.2 < values.min().item() and values.max().item() < 0.8
+
+
 def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, tmp_path):
     records = [step_record(i, success=i % 2 == 0, last=i % 4 == 3) for i in range(BATCH)]
     spec = JobSpec(
@@ -133,10 +147,6 @@ def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, 
     )
     objective = _Objective(spec)
     critic = objective.module
-    # WebRL's heads: normal(0, 0.2) weights and zero biases on the two hidden layers.
-    for head in (critic.head1, critic.head2):
-        for layer in (head[0], head[2]):
-            assert abs(layer.weight.std().item() - 0.2) < 0.02 and layer.bias.abs().max().item() == 0.0
 
     def heads(prompt: str) -> list[torch.Tensor]:
         ids = prompt_ids(objective.tokenizer, prompt)

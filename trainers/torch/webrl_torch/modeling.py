@@ -123,18 +123,15 @@ def save_language_model(model: nn.Module, out: Path) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
-CRITIC_INIT_STD = 0.2
-
-
 def value_head(size: int) -> nn.Sequential:
-    """One of the critic's heads: a small MLP from the last token's hidden state to two classes. As in
-    WebRL's critic, the two hidden layers start from normal(0, 0.2) weights and zero biases; the output
-    layer keeps PyTorch's default initialisation."""
-    head = nn.Sequential(nn.Linear(size, size), nn.ReLU(), nn.Linear(size, size), nn.ReLU(), nn.Linear(size, 2))
-    for layer in (head[0], head[2]):
-        nn.init.normal_(layer.weight, mean=0.0, std=CRITIC_INIT_STD)
-        nn.init.zeros_(layer.bias)
-    return head
+    """One of the critic's heads: WebRL's MLP (Linear-ReLU-Linear-ReLU-Linear) from the last token's
+    hidden state to two classes, every layer with PyTorch's default initialisation. WebRL draws the two
+    hidden layers from normal(0, 0.2): on hidden states like SmolLM2's (RMS about 2.4, single features
+    near 50) that gives logits of +-30 before any training, a success probability of 1e-29 for every
+    state, and a cross-entropy whose gradient vanishes on one label and explodes on the other: the
+    trained critics swing between 0 and 1, and the [0.05, 0.75] filter keeps few tasks or none
+    (docs/webrl-fidelity.md)."""
+    return nn.Sequential(nn.Linear(size, size), nn.ReLU(), nn.Linear(size, size), nn.ReLU(), nn.Linear(size, 2))
 
 
 class Critic(nn.Module):
