@@ -425,7 +425,12 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
     } as unknown as ModelState;
     const data = {
       demonstrations: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'actor-sft.jsonl'), [{ state, response: 'do(action="Click", element="3")' }]),
-      criticExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'critic.jsonl'), [{ state, mcReturn: 1 }]),
+      // Two steps of one trajectory, and a row stored before examples named their trajectory.
+      criticExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'critic.jsonl'), [
+        { state, mcReturn: 0.9, trajectory: 'traces/a.jsonl', step: 0 },
+        { state, mcReturn: 1, trajectory: 'traces/a.jsonl', step: 1 },
+        { state, mcReturn: 0 },
+      ]),
       ormExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'orm.jsonl'), [{ state, success: true }]),
     };
     const sft = await run(createTrainActivities({ ctx, roles: workerRoles(ctx, new RemoteActorModels(ctx)) }).trainSft, { ...phase0, ...data });
@@ -462,8 +467,20 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       'init files: adapter_config.json',
     ])
       assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
-    // The critic reads its states as records too (the prompt alone, labelled by the return).
+    // The critic reads its states as records too (the prompt alone, labelled by the return), each under
+    // its trajectory's trace, so the trainer can weigh every trajectory once.
     assert.ok((await log(sft.models.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
+    const criticRecords = (await ctx.readDataset<unknown>({ ...data.criticExamples, key: trainingRecordsKey(data.criticExamples.key) })).map(
+      (row) => trainingRecordSchema.parse(row) as TrainingStepRecord,
+    );
+    assert.deepEqual(
+      criticRecords.map((r) => [r.traceId, r.id, r.step, r.mcReturn, r.response]),
+      [
+        ['traces/a.jsonl', 'traces/a.jsonl:0', 0, 0.9, ''],
+        ['traces/a.jsonl', 'traces/a.jsonl:1', 1, 1, ''],
+        ['critic-2', 'critic-2:0', 0, 0, ''],
+      ],
+    );
     assert.equal(sft.models.orm, 'models.orm (chat, not trained by the campaign)');
     for await (const { key } of stack.store.list(ctx.key(phase0, 'checkpoints', 'orm'))) assert.fail(`no ORM job runs, but ${key} was stored`);
   });

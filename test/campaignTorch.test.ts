@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { mostPromisingTasks } from '../activities/campaign/mostPromisingTasks';
+import { mostPromisingTasks, taskTemplate } from '../activities/campaign/mostPromisingTasks';
 import type { EnvironmentTask } from '../env/backends/contract';
 import { startCriticServer, type RunningCriticServer } from '../infra/criticServer';
 import { trainingRecordsKey } from '../models/train/trainingRecord';
@@ -207,7 +207,7 @@ describe('a campaign trained by webrl-torch and served by real vLLM', () => {
       const chosen = mostPromisingTasks(candidates, {
         limit: 2,
         value: (task) => value.get(String(task.task_id))!,
-        template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
+        template: taskTemplate,
       });
       const kept: EnvironmentTask[] = [];
       for await (const task of run.store.readJsonl<EnvironmentTask>(`${tasks}/kept.jsonl`)) kept.push(task);

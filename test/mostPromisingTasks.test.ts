@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { mostPromisingTasks } from '../activities/campaign/mostPromisingTasks';
+import { mostPromisingTasks, taskTemplate } from '../activities/campaign/mostPromisingTasks';
 
 interface Task {
   id: string;
@@ -30,5 +30,20 @@ describe('mostPromisingTasks', () => {
     assert.deepEqual(choose(tasks, 2), ['x', 'y']);
     assert.deepEqual(choose(tasks, 3), ['x', 'y', 'z']);
     assert.deepEqual(choose([], 5), []);
+  });
+
+  test("a task's template is its intent_template_id, else its intent_template (a MiniWoB++ type), else the task", () => {
+    assert.equal(taskTemplate({ task_id: 1, intent_template_id: 7, intent_template: 'Buy {{x}}' }), 'template-7');
+    assert.equal(taskTemplate({ task_id: 2, intent_template: 'click-link' }), 'text-click-link');
+    assert.equal(taskTemplate({ task_id: 3, intent_template: '' }), 'task-3');
+    // Spread over MiniWoB++ types: two focus-text tasks valued highest do not crowd out the click types.
+    const tasks = [
+      { task_id: 1, intent_template: 'focus-text', value: 0.7 },
+      { task_id: 2, intent_template: 'focus-text', value: 0.7 },
+      { task_id: 3, intent_template: 'click-link', value: 0.55 },
+      { task_id: 4, intent_template: 'click-button', value: 0.6 },
+    ];
+    const chosen = mostPromisingTasks(tasks, { limit: 3, value: (t) => t.value, template: taskTemplate }).map((t) => t.task_id);
+    assert.deepEqual(chosen, [1, 3, 4]);
   });
 });

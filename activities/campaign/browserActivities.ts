@@ -23,7 +23,7 @@ import type { Config } from '../../config/campaignConfig';
 import { demonstrationTasks } from './demonstrationTasks';
 import { criticExamplesOf, ormExamplesOf } from './models';
 import type { RolesFor } from './backends';
-import { mostPromisingTasks } from './mostPromisingTasks';
+import { mostPromisingTasks, taskTemplate } from './mostPromisingTasks';
 import { campaignEnvironment, prepareEnvironment } from './environments';
 
 /**
@@ -191,7 +191,7 @@ export function createBrowserActivities(deps: { ctx: CampaignContext; runtime: B
           kept = mostPromisingTasks(kept, {
             limit: input.limit,
             value: (task) => headValue.get(task)!,
-            template: (task) => (task.intent_template_id === undefined ? `task-${task.task_id}` : `template-${task.intent_template_id}`),
+            template: taskTemplate,
           });
         }
         const tasks = await ctx.writeDataset(ctx.key(input, 'tasks', 'kept.jsonl'), kept);

@@ -48,9 +48,25 @@ export function ormExamplesOf(records: readonly TrajectoryRecord[]): { state: Mo
   });
 }
 
-/** Critic training rows: every step of evaluator-labelled trajectories with its Monte-Carlo return. */
-export function criticExamplesOf(records: readonly TrajectoryRecord[]): { state: ModelState; mcReturn: number }[] {
+/** A critic training row: a state, its Monte-Carlo return, and which trajectory (its trace) and step it is. */
+export interface CriticExample {
+  state: ModelState;
+  mcReturn: number;
+  trajectory: string;
+  step: number;
+}
+
+/**
+ * Critic training rows: every step of evaluator-labelled trajectories with its Monte-Carlo return, named
+ * by trajectory (an external trainer weighs each trajectory once: docs/webrl-fidelity.md).
+ */
+export function criticExamplesOf(records: readonly TrajectoryRecord[]): CriticExample[] {
   return records.flatMap((record) =>
-    record.rounds.map((round, t) => ({ state: round.state, mcReturn: monteCarloReturn(record.score, t, record.rounds.length) })),
+    record.rounds.map((round, t) => ({
+      state: round.state,
+      mcReturn: monteCarloReturn(record.score, t, record.rounds.length),
+      trajectory: record.traceKey,
+      step: t,
+    })),
   );
 }

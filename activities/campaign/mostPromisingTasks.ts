@@ -26,3 +26,17 @@ export function mostPromisingTasks<T>(tasks: readonly T[], options: { limit: num
   const chosen = new Set(ranked.slice(0, options.limit).map((entry) => entry.index));
   return tasks.filter((_, index) => chosen.has(index));
 }
+
+/**
+ * The template a task was made from, for spreading a phase over templates: its `intent_template_id`, else
+ * its `intent_template` (a MiniWoB++ task's type, which has no id), else the task alone.
+ *
+ * Why the text too: on bench:learning's fifth run (seed 1, phase 1) each MiniWoB++ task was a template
+ * of its own, so the 16 highest-valued of 32 in-band candidates were all 7 focus-text tasks (5 of their
+ * rollouts succeeded) and 1 of the 16 click-link ones: the phase went to the type the actor knew best.
+ */
+export function taskTemplate(task: { task_id: number | string; intent_template_id?: number; intent_template?: string }): string {
+  if (task.intent_template_id !== undefined) return `template-${task.intent_template_id}`;
+  if (task.intent_template) return `text-${task.intent_template}`;
+  return `task-${task.task_id}`;
+}

@@ -12,6 +12,7 @@ import { sftDataPairs } from '../../models/backends/completions/sftSource';
 import { statePrompt } from '../../models/remote/completionsActor';
 import { TRAINING_RECORD_SCHEMA_VERSION, type TrainingStepRecord } from '../../models/train/trainingRecord';
 import type { ModelState } from '../../models/state';
+import type { CriticExample } from './models';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { uploadCheckpoint } from '../../storage/checkpoints';
 
@@ -65,14 +66,21 @@ export async function actorSftRecords(
   return [...oracle, ...file];
 }
 
-/** The critic's phase-0 states as records: the prompt alone (no response), labelled by its Monte-Carlo return. */
+/**
+ * The critic's phase-0 states as records: the prompt alone (no response), labelled by its Monte-Carlo
+ * return, under its trajectory's trace (a row stored before examples named one is a trajectory alone).
+ */
 export async function criticSftRecords(
   campaignId: string,
   prompts: PromptBuilder,
-  examples: readonly { state: ModelState; mcReturn: number }[],
+  examples: readonly (Pick<CriticExample, 'state' | 'mcReturn'> & Partial<CriticExample>)[],
 ): Promise<TrainingStepRecord[]> {
   return Promise.all(
-    examples.map(async (row, i) => demonstrationRecord(campaignId, `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state)),
+    examples.map(async (row, i) => {
+      const record = demonstrationRecord(campaignId, row.trajectory ?? `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state);
+      const step = row.step ?? 0;
+      return { ...record, id: `${record.traceId}:${step}`, step };
+    }),
   );
 }
 

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from webrl_torch.losses import WebRLConstants, critic_loss, sft_loss, webrl_actor_loss, webrl_advantage
+from webrl_torch.losses import WebRLConstants, critic_loss, sft_loss, trajectory_weights, webrl_actor_loss, webrl_advantage
 
 T = lambda *values: torch.tensor(values, dtype=torch.float64)  # noqa: E731
 
@@ -119,3 +119,22 @@ def test_critic_loss_is_webrls_per_row_sum_of_four_terms_averaged_and_masks_miss
     row1 = cross_entropy(s1[1], 0) + cross_entropy(s2[1], 0)
     loss = critic_loss((T(*s1), T(*s2)), (T(*n1), T(*n2)), torch.tensor(success), T(*has_next))
     assert abs(loss.item() - (row0 + row1) / 2) < 1e-6
+
+
+def test_critic_loss_scales_each_row_by_its_weight():
+    s1, s2 = [[0.2, -0.1], [1.0, 0.5]], [[0.0, 0.3], [-0.4, 0.4]]
+    n = [[0.0, 0.0], [0.0, 0.0]]
+    row0 = cross_entropy(s1[0], 1) + cross_entropy(s2[0], 1)
+    row1 = cross_entropy(s1[1], 0) + cross_entropy(s2[1], 0)
+    loss = critic_loss((T(*s1), T(*s2)), (T(*n), T(*n)), torch.tensor([1, 0]), T(0.0, 0.0), T(1.5, 0.5))
+    assert abs(loss.item() - (1.5 * row0 + 0.5 * row1) / 2) < 1e-6
+
+
+def test_trajectory_weights_give_every_trajectory_the_same_total_and_average_one():
+    # A failed 6-step episode, a 1-step success, a 3-step episode: three trajectories over 10 rows.
+    rows = ["fail"] * 6 + ["win"] + ["mid"] * 3
+    weights = trajectory_weights(rows).tolist()
+    totals = {t: sum(w for w, r in zip(weights, rows, strict=True) if r == t) for t in set(rows)}
+    assert all(abs(total - 10 / 3) < 1e-5 for total in totals.values())
+    assert abs(sum(weights) / len(weights) - 1) < 1e-6
+    assert trajectory_weights(["a", "b"]).tolist() == [1.0, 1.0]

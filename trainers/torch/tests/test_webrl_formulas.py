@@ -140,8 +140,10 @@ def test_fresh_critic_heads_value_states_of_smollm2s_scale_near_one_half():
         assert 0.2 < values.min().item() and values.max().item() < 0.8
 
 
-def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, tmp_path):
-    records = [step_record(i, success=i % 2 == 0, last=i % 4 == 3) for i in range(BATCH)]
+def test_critic_is_webrls_four_cross_entropies_per_row_each_trajectory_weighing_the_same(tiny_model, tmp_path):
+    # Rows 0-3 are one failed 4-step trajectory, rows 4-5 one of 2 steps; every other row is a trajectory alone.
+    trajectory = ["long"] * 4 + ["pair"] * 2 + [f"alone-{i}" for i in range(6, BATCH)]
+    records = [step_record(i, success=i >= 6 and i % 2 == 0, last=i % 4 == 3, traceId=trajectory[i]) for i in range(BATCH)]
     spec = JobSpec(
         objective="critic", data=str(write_jsonl(tmp_path / "d.jsonl", records)), out=str(tmp_path / "o"), model=options(tiny_model), batch_size=BATCH
     )
@@ -158,9 +160,11 @@ def test_critic_equals_webrls_four_cross_entropies_per_row_averaged(tiny_model, 
         label = torch.tensor([1 if record["mcReturn"] > 0 else 0])
         terms = heads(record["prompt"]) + (heads(record["nextPrompt"]) if record["nextPrompt"] else [])
         expected.append(sum(torch.nn.functional.cross_entropy(logits, label).item() for logits in terms))
+    # 12 trajectories over 16 rows: a row weighs 16/12 divided by its trajectory's length.
+    weight = [16 / 12 / trajectory.count(t) for t in trajectory]
     with torch.no_grad():
         loss, _ = objective.loss(list(range(BATCH)))
-    assert abs(loss.item() - sum(expected) / BATCH) < 1e-4
+    assert abs(loss.item() - sum(w * e for w, e in zip(weight, expected, strict=True)) / BATCH) < 1e-4
 
 
 def test_orm_is_chat_sft_on_yes_or_no_and_the_end_of_turn_under_the_models_chat_template(tiny_model, tmp_path):

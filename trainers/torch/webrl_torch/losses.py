@@ -96,18 +96,39 @@ def critic_loss(
     next_logits: tuple[torch.Tensor, torch.Tensor],
     success: torch.Tensor,
     has_next: torch.Tensor,
+    weight: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Per row, as WebRL at batch size 1: cross-entropy of both heads against success (mcReturn > 0) on the
-    state plus on the next state (which learns the same label), the four terms summed; averaged over rows.
+    state plus on the next state (which learns the same label), the four terms summed; averaged over rows,
+    each row scaled by its weight when given (trajectory_weights).
 
     A row without a next state (the last step) has no next-state terms rather than a made-up state.
     """
     label = success.long()
     per_row = F.cross_entropy(state_logits[0], label, reduction="none") + F.cross_entropy(state_logits[1], label, reduction="none")
-    weight = has_next.to(per_row.dtype)
+    mask = has_next.to(per_row.dtype)
     for logits in next_logits:
-        per_row = per_row + F.cross_entropy(logits, label, reduction="none") * weight
+        per_row = per_row + F.cross_entropy(logits, label, reduction="none") * mask
+    if weight is not None:
+        per_row = per_row * weight.to(per_row.dtype)
     return per_row.mean()
+
+
+def trajectory_weights(trajectories: list[str]) -> torch.Tensor:
+    """A weight per row such that every trajectory weighs the same in all and the mean weight is 1.
+
+    Why (a deliberate difference from WebRL, docs/webrl-fidelity.md): a failed episode of a small actor
+    runs to the step limit while a success ends at its first decisive step, so per-step rows count a
+    failure five or six times over and teach the critic that every start state fails. The filter reads
+    the critic at start states, one per trajectory, so each trajectory counts once.
+    """
+    sizes: dict[str, int] = {}
+    for trajectory in trajectories:
+        sizes[trajectory] = sizes.get(trajectory, 0) + 1
+    if not trajectories:
+        return torch.ones(0)
+    raw = torch.tensor([1.0 / sizes[t] for t in trajectories], dtype=torch.float64)
+    return (raw * (len(trajectories) / raw.sum())).float()
 
 
 def success_probability(logits: torch.Tensor) -> torch.Tensor:

@@ -41,6 +41,8 @@ class StepRecord:
     ref_logprob: float | None
     response_tokens: int | None
     source: str
+    # The trajectory the step belongs to (a record's traceId): the critic weighs each trajectory once.
+    trajectory: str
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,7 @@ def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmReco
                     ref_logprob=None if record["refLogprob"] is None else float(record["refLogprob"]),
                     response_tokens=None if record["responseTokens"] is None else int(record["responseTokens"]),
                     source=record["source"],
+                    trajectory=record["traceId"],
                 )
             )
         else:
@@ -243,6 +246,8 @@ def read_examples(path: str | Path, objective: str, render_chat: Callable[[list[
                 ref_logprob=None,
                 response_tokens=None,
                 source="demonstration" if objective == "actor-sft" else "rollout",
+                # Critic examples name their trajectory; a row without one is a trajectory of its own.
+                trajectory=str(row.get("trajectory", f"line-{line}")),
             )
         )
     return _chosen(path, "orm" if objective == "orm" else "step", steps, orms)

@@ -31,7 +31,7 @@ from accelerate import Accelerator
 from .contract import OBJECTIVES, VARIABLES
 from .encoding import Batch, closed, encode_pairs, end_of_turn, model_context
 from .errors import InputError, TrainingStopped
-from .losses import WEBRL, WebRLConstants, critic_loss, sft_loss, success_probability, webrl_actor_loss, webrl_advantage
+from .losses import WEBRL, WebRLConstants, critic_loss, sft_loss, success_probability, trajectory_weights, webrl_actor_loss, webrl_advantage
 from .modeling import (
     Critic,
     ModelOptions,
@@ -115,6 +115,7 @@ class _Objective:
             # job gets the previous critic as {init}); otherwise new heads on the actor in {init} or the base.
             previous = spec.critic or (spec.init if spec.init and is_critic_checkpoint(spec.init) else None)
             self.module = load_critic(spec.model, previous, trainable=True) if previous else new_critic(spec.model, spec.init, spec.seed)
+            self.row_weight = trajectory_weights([r.trajectory for r in self.records])
         else:
             self.module = load_language_model(spec.model, spec.init, trainable=True)
         if spec.objective == "orm":
@@ -220,7 +221,7 @@ class _Objective:
             both = self.module(**self._state_inputs(states))
             state = tuple(head[: len(rows)] for head in both)
             following = tuple(head[len(rows) :] for head in both)
-            loss = critic_loss(state, following, success, has_next)
+            loss = critic_loss(state, following, success, has_next, self.row_weight[torch.tensor(indices)].to(device))
             return loss, {"loss": loss.item()}
         batch = self._encode([r.id for r in rows], [r.prompt for r in rows], [r.response for r in rows])
         if objective == "actor-webrl":
