@@ -16,7 +16,7 @@ import type { CriticExample } from './models';
 import type { ArtifactStore } from '../../storage/artifactStore';
 import { uploadCheckpoint } from '../../storage/checkpoints';
 
-/** A one-step demonstration: done, rewarded, nothing after it. */
+/** A demonstration step of trace `traceId` (step 0 unless given): done, rewarded, nothing after it. */
 function demonstrationRecord(
   campaignId: string,
   traceId: string,
@@ -24,16 +24,17 @@ function demonstrationRecord(
   response: string,
   mcReturn: number,
   state: ModelState | { intent: string },
+  step = 0,
 ): TrainingStepRecord {
   return {
     schemaVersion: TRAINING_RECORD_SCHEMA_VERSION,
     kind: 'step',
-    id: `${traceId}:0`,
+    id: `${traceId}:${step}`,
     campaignId,
     phase: 0,
     taskId: traceId,
     traceId,
-    step: 0,
+    step,
     source: 'demonstration',
     prompt,
     response,
@@ -76,11 +77,9 @@ export async function criticSftRecords(
   examples: readonly (Pick<CriticExample, 'state' | 'mcReturn'> & Partial<CriticExample>)[],
 ): Promise<TrainingStepRecord[]> {
   return Promise.all(
-    examples.map(async (row, i) => {
-      const record = demonstrationRecord(campaignId, row.trajectory ?? `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state);
-      const step = row.step ?? 0;
-      return { ...record, id: `${record.traceId}:${step}`, step };
-    }),
+    examples.map(async (row, i) =>
+      demonstrationRecord(campaignId, row.trajectory ?? `critic-${i}`, await statePrompt(prompts, row.state), '', row.mcReturn, row.state, row.step),
+    ),
   );
 }
 

@@ -8,6 +8,7 @@ gradient does not depend on the batch size. docs/torch-trainer.md lists every de
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import torch
@@ -122,11 +123,9 @@ def trajectory_weights(trajectories: list[str]) -> torch.Tensor:
     failure five or six times over and teach the critic that every start state fails. The filter reads
     the critic at start states, one per trajectory, so each trajectory counts once.
     """
-    sizes: dict[str, int] = {}
-    for trajectory in trajectories:
-        sizes[trajectory] = sizes.get(trajectory, 0) + 1
     if not trajectories:
         return torch.ones(0)
+    sizes = Counter(trajectories)
     raw = torch.tensor([1.0 / sizes[t] for t in trajectories], dtype=torch.float64)
     return (raw * (len(trajectories) / raw.sum())).float()
 
