@@ -192,11 +192,12 @@ describe('the durable campaign on the real stack', () => {
     try {
       const handle = await startCampaign(client, store, config);
 
-      // 1. In SFT training, after the actor's first training checkpoint is stored.
+      // 1. In phase 0's longest training (the ORM and the critic after the probe), after the ORM's first
+      // training checkpoint is stored.
       await killWorkerMidway(
         worker,
-        'SFT training with a stored checkpoint',
-        async () => (await store.exists(key(0, 'checkpoints', 'actor.train-state'))) && !(await published(key(0, 'checkpoints', 'sft'))),
+        'the probe fit with a stored checkpoint',
+        async () => (await store.exists(key(0, 'checkpoints', 'orm-probe-fit.train-state'))) && !(await published(key(0, 'checkpoints', 'probe-fit'))),
       );
       worker = startWorkerProcess(stack, configFile, '2');
 
@@ -237,9 +238,9 @@ describe('the durable campaign on the real stack', () => {
       );
       assert.ok(
         activityStarts(runs[0]!)
-          .get('trainSft')!
+          .get('fitOrmAndCriticToProbe')!
           .some((a) => a > 1),
-        'SFT training was retried after the kill',
+        'the probe fit was retried after the kill',
       );
       assert.ok(
         activityStarts(runs[1]!)

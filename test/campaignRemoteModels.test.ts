@@ -433,7 +433,8 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       ]),
       ormExamples: await ctx.writeDataset(ctx.key(phase0, 'demonstrations', 'orm.jsonl'), [{ state, success: true }]),
     };
-    const sft = await run(createTrainActivities({ ctx, roles: workerRoles(ctx, new RemoteActorModels(ctx)) }).trainSft, { ...phase0, ...data });
+    const train = createTrainActivities({ ctx, roles: workerRoles(ctx, new RemoteActorModels(ctx)) });
+    const sft = await run(train.trainSft, { ...phase0, ...data });
 
     const records = (await ctx.readDataset<unknown>({ ...data.demonstrations, key: trainingRecordsKey(data.demonstrations.key) })).map(
       (row) => trainingRecordSchema.parse(row) as TrainingStepRecord,
@@ -467,10 +468,15 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       'init files: adapter_config.json',
     ])
       assert.ok(actorLog.includes(line), `${line} in ${actorLog.join(' | ')}`);
-    // The critic reads its states as records too (the prompt alone, labelled by the return), each under
-    // its trajectory's trace, so the trainer can weigh every trajectory once.
-    assert.ok((await log(sft.models.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
-    const criticRecords = (await ctx.readDataset<unknown>({ ...data.criticExamples, key: trainingRecordsKey(data.criticExamples.key) })).map(
+    // The critic is trained once, after the probe (here a probe with no graded outcome: the
+    // demonstrations alone). It reads its states as records too (the prompt alone, labelled by the
+    // return), each under its trajectory's trace, so the trainer can weigh every trajectory once.
+    assert.equal(sft.models.critic, 'models.critic (trained after the probe)');
+    const fitted = await run(train.fitOrmAndCriticToProbe, { ...phase0, ...data, shards: [], orm: sft.models.orm, critic: sft.models.critic });
+    assert.equal(fitted.critic, ctx.key(phase0, 'checkpoints', 'critic-probe-fit.onnx'));
+    assert.ok((await log(fitted.critic)).includes('WEBRL_TRAIN_DATA_FORMAT=training-records'));
+    const criticData = ctx.key(phase0, 'probe-fit', 'critic.jsonl');
+    const criticRecords = (await ctx.readDataset<unknown>({ ...data.criticExamples, key: trainingRecordsKey(criticData) })).map(
       (row) => trainingRecordSchema.parse(row) as TrainingStepRecord,
     );
     assert.deepEqual(
@@ -482,6 +488,7 @@ describe('campaign activities with a remote completions actor and an ONNX-file c
       ],
     );
     assert.equal(sft.models.orm, 'models.orm (chat, not trained by the campaign)');
+    assert.equal(fitted.orm, sft.models.orm);
     for await (const { key } of stack.store.list(ctx.key(phase0, 'checkpoints', 'orm'))) assert.fail(`no ORM job runs, but ${key} was stored`);
   });
 

@@ -264,7 +264,7 @@ async function sftAndProbeTasks(run: PhaseRun): Promise<PhaseStart> {
   const { browser, train, control } = run.activities;
   const demos = await step(run, 'collectDemonstrations', 'oracle demonstrations', (o) => browser.collectDemonstrations.executeWithOptions(o, [run.scope]));
   run.state.counts.demonstrations = demos.demonstrations.count;
-  const sft = await step(run, 'trainSft', 'SFT of actor, critic and ORM', (o) => train.trainSft.executeWithOptions(o, [{ ...run.scope, ...demos }]));
+  const sft = await step(run, 'trainSft', 'SFT of the actor', (o) => train.trainSft.executeWithOptions(o, [{ ...run.scope, ...demos }]));
   const models = sft.models;
   deprecatePatch('deploy-models');
   await step(run, 'deployModels', 'serve the SFT actor', (o) => train.deployModels.executeWithOptions(o, [{ ...run.scope, actor: models.actor }]));
@@ -295,10 +295,10 @@ async function curriculumTasks(run: PhaseRun): Promise<PhaseStart> {
   return { tasks: kept.tasks, models, demos: null, tasksGenerated: candidates.count, trainingSteps: 0 };
 }
 
-/** The SFT ORM and critic know only oracle plans; the probe shows them this actor's own outcomes. */
+/** Phase 0's critic and ORM learn from the oracle's plans and this actor's own probe outcomes together. */
 async function fitOrmAndCriticToProbe(run: PhaseRun, shards: ShardResult[], demos: Demonstrations, models: ModelRefs) {
   deprecatePatch('fit-orm-and-critic-to-probe');
-  const fitted = await step(run, 'fitOrmAndCriticToProbe', "ORM and critic on the SFT actor's probe outcomes", (o) =>
+  const fitted = await step(run, 'fitOrmAndCriticToProbe', "critic and ORM on the demonstrations and the SFT actor's probe outcomes", (o) =>
     run.activities.train.fitOrmAndCriticToProbe.executeWithOptions(o, [
       {
         ...run.scope,

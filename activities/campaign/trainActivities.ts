@@ -16,7 +16,7 @@ import type { CampaignContext } from './context';
 import type { ObjectInfo } from '../../storage/artifactStore';
 import type { Config } from '../../config/campaignConfig';
 import type { TrajectoryIndexRow, TrajectoryRecord } from './episodes';
-import { criticExamplesOf, ormExamplesOf } from './models';
+import { criticExamplesOf, ormExamplesOf, type CriticExample } from './models';
 import type { TrainSpec } from '../../models/backends/roles';
 import type { RolesFor } from './backends';
 import { trainingRecordsKey, type TrainingStepRecord } from '../../models/train/trainingRecord';
@@ -61,8 +61,8 @@ async function trainModel({ ctx, roles }: TrainDeps, spec: TrainSpec): Promise<{
 }
 
 /**
- * A completions actor's phase-0 data as training records beside the datasets (activities/campaign/
- * phaseZeroData.ts), which the external trainer then reads; and the key of its init checkpoint.
+ * A completions actor's phase-0 SFT pairs as training records beside the demonstrations (activities/
+ * campaign/phaseZeroData.ts), which the external trainer then reads; and the key of its init checkpoint.
  */
 async function completionsSftData(
   ctx: CampaignContext,
@@ -72,11 +72,22 @@ async function completionsSftData(
 ): Promise<{ actorPairs: number; key: string | undefined }> {
   const actorRecords = await actorSftRecords(scope.campaignId, actor, prompts, ctx.store, await ctx.readDataset(scope.demonstrations));
   if (actorRecords.length) await ctx.writeDataset(trainingRecordsKey(scope.demonstrations.key), actorRecords);
-  await ctx.writeDataset(
-    trainingRecordsKey(scope.criticExamples.key),
-    await criticSftRecords(scope.campaignId, prompts, await ctx.readDataset(scope.criticExamples)),
-  );
   return { actorPairs: actorRecords.length, key: await actorInitKey(actor, ctx.store, ctx.key(scope, 'checkpoints', 'actor-init')) };
+}
+
+/**
+ * With an actor served as text, a critic dataset's training records beside it: an external trainer then
+ * reads each state as that actor's prompt, as the served critic is asked.
+ */
+async function writeCriticRecords(
+  ctx: CampaignContext,
+  campaignId: string,
+  prompts: PromptBuilder | undefined,
+  data: DatasetRef,
+  examples: readonly CriticExample[],
+): Promise<DatasetRef[]> {
+  if (!prompts) return [];
+  return [await ctx.writeDataset(trainingRecordsKey(data.key), await criticSftRecords(campaignId, prompts, examples))];
 }
 
 /** Phase 0's oracle demonstrations (the SFT data) as experience: each successful oracle trajectory, in task order. */
@@ -99,7 +110,17 @@ function untrainedOrmRef(config: Config): string {
   return `models.orm (${config.models.orm.backend}, not trained by the campaign)`;
 }
 
-/** Phase 0: the actor by SFT on the demonstrations (or its init checkpoint as it is), the critic and the ORM. */
+/** What trainSft's models carry for a model phase 0 trains after the probe (fitOrmAndCriticToProbe). */
+function afterProbeRef(role: 'critic' | 'orm'): string {
+  return `models.${role} (trained after the probe)`;
+}
+
+/**
+ * Phase 0's SFT: the actor on the demonstrations (or its init checkpoint as it is). A critic or ORM the
+ * campaign trains for its role is trained once, after the probe, on the demonstrations and the probe's
+ * outcomes together (fitOrmAndCriticToProbe); only a critic whose role is valued elsewhere (its checkpoint
+ * still gives the actor's advantages) is trained here, on the demonstrations.
+ */
 async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
   const { ctx, roles } = deps;
   return ctx.once(ctx.key(input, 'checkpoints', 'sft'), async () => {
@@ -120,17 +141,23 @@ async function trainSft(deps: TrainDeps, input: InputOf<'trainSft'>) {
             epochs: training.sftEpochs,
             ...(init?.key ? { init: init.key } : {}),
           });
-    const critic = await trainModel(deps, { scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
-    // An ORM the campaign does not train (a served judge) gets no checkpoint: its verdicts name none.
-    const orm = role.orm.trainedByCampaign
-      ? await trainModel(deps, { scope: input, name: 'orm', objective: 'orm', data: input.ormExamples, epochs: training.ormEpochs })
-      : { key: untrainedOrmRef(config), steps: 0, objects: [] as ObjectInfo[] };
-    const objects = [...actor.objects, ...critic.objects, ...orm.objects];
-    return { objects, data: { models: { actor: actor.key, critic: critic.key, orm: orm.key }, steps: actor.steps + critic.steps + orm.steps } };
+    let critic = { key: afterProbeRef('critic'), steps: 0, objects: [] as ObjectInfo[] };
+    if (!role.critic.trainedByCampaign) {
+      const examples = await ctx.readDataset<CriticExample>(input.criticExamples);
+      await writeCriticRecords(ctx, input.campaignId, prompts, input.criticExamples, examples);
+      critic = await trainModel(deps, { scope: input, name: 'critic', objective: 'critic', data: input.criticExamples, epochs: training.sftEpochs });
+    }
+    const orm = role.orm.trainedByCampaign ? afterProbeRef('orm') : untrainedOrmRef(config);
+    const objects = [...actor.objects, ...critic.objects];
+    return { objects, data: { models: { actor: actor.key, critic: critic.key, orm }, steps: actor.steps + critic.steps } };
   });
 }
 
-/** Phase 0: the campaign-trained ORM and critic refitted with the SFT actor's graded probe outcomes added. */
+/**
+ * Phase 0, after the probe: the ORM and the critic the campaign trains for their roles, each once, on the
+ * demonstrations' examples and the SFT actor's graded probe outcomes (none when no probe task had an
+ * evaluator: then the demonstrations alone).
+ */
 async function fitOrmAndCriticToProbe(deps: TrainDeps, input: InputOf<'fitOrmAndCriticToProbe'>) {
   const { ctx, roles } = deps;
   return ctx.once(ctx.key(input, 'checkpoints', 'probe-fit'), async () => {
@@ -138,25 +165,19 @@ async function fitOrmAndCriticToProbe(deps: TrainDeps, input: InputOf<'fitOrmAnd
     const { training } = config.campaign;
     // Only the evaluators' labels are used: a task without an evaluator says nothing here.
     const graded = (await trajectoryRecords(ctx, input.shards)).filter((record) => record.graded && record.rounds.length > 0);
-    const { orm: ormRole, critic: criticRole } = roles(config);
-    const fitOrm = ormRole.trainedByCampaign && graded.length > 0;
-    const fitCritic = criticRole.trainedByCampaign && graded.length > 0;
+    const { orm: ormRole, critic: criticRole, actor } = roles(config);
     let orm = { key: input.orm, steps: 0, objects: [] as ObjectInfo[] };
     let critic = { key: input.critic, steps: 0, objects: [] as ObjectInfo[] };
     const datasets: DatasetRef[] = [];
-    if (fitOrm) {
+    if (ormRole.trainedByCampaign) {
       const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'orm.jsonl'), [...(await ctx.readDataset(input.ormExamples)), ...ormExamplesOf(graded)]);
       datasets.push(data);
       orm = await trainModel(deps, { scope: input, name: 'orm', file: 'orm-probe-fit', objective: 'orm', data, epochs: training.ormEpochs });
     }
-    if (fitCritic) {
-      const examples = [...(await ctx.readDataset<ReturnType<typeof criticExamplesOf>[number]>(input.criticExamples)), ...criticExamplesOf(graded)];
+    if (criticRole.trainedByCampaign) {
+      const examples = [...(await ctx.readDataset<CriticExample>(input.criticExamples)), ...criticExamplesOf(graded)];
       const data = await ctx.writeDataset(ctx.key(input, 'probe-fit', 'critic.jsonl'), examples);
-      datasets.push(data);
-      // A critic an external trainer fits for an actor served as text reads the states as that actor's
-      // prompts, as phase 0's critic did (trainSft) and as the served critic is asked.
-      const { prompts } = roles(config).actor;
-      if (prompts) datasets.push(await ctx.writeDataset(trainingRecordsKey(data.key), await criticSftRecords(input.campaignId, prompts, examples)));
+      datasets.push(data, ...(await writeCriticRecords(ctx, input.campaignId, actor.prompts, data, examples)));
       critic = await trainModel(deps, { scope: input, name: 'critic', file: 'critic-probe-fit', objective: 'critic', data, epochs: training.sftEpochs });
     }
     const objects = [...(await ctx.datasetObjects(...datasets)), ...orm.objects, ...critic.objects];
