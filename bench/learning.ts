@@ -12,10 +12,15 @@
  * for two campaign seeds; every evaluation runs the example's whole held-out set (200 episodes: 4
  * types x 50 seeds). Every score is the MiniWoB++ page's own reward (`reward: evaluator`).
  *
- * The run is durable, as the campaigns are: its campaigns (learning-<size>-s<seed>) and the zero-shot
- * scores live on the local stack (the data dir, .webrl), so stopping the bench (Ctrl-C) and running it
- * again goes on where it stopped, and a finished campaign is only read. `--label x` starts new
- * campaigns beside the old ones (learning-<size>-x-s<seed>).
+ * The run is durable, as the campaigns are: its campaigns (learning-<size>-s<seed>) live on the local
+ * stack (the data dir, .webrl), so stopping the bench (Ctrl-C) and running it again goes on where it
+ * stopped. `--label x` starts new campaigns beside the old ones (learning-<size>-x-s<seed>).
+ *
+ * It runs in parts (bench/learningParts.ts): `seed-1`, `zero-shot` and `seed-2`, each kept as a file in
+ * bench-results/learning/<size>[-<label>]/ (or `--results DIR`) once finished, and not run again. `--part
+ * P` (repeatable) runs only those parts, so the seeds can run on two machines, or one at a time, and the
+ * figures are printed by the run that finds every part's file in the folder (refused when the parts ran
+ * under different settings).
  *
  *   BENCH learning.zero_shot | learning.sft | learning.final   held-out success (mean of the two seeds)
  *   BENCH learning.phase<k>                                    each RL phase, the same way
@@ -28,10 +33,11 @@
  * Each seed's campaign also prints its report (the phase table, "did each phase help?", what each RL
  * phase's actor trained on) and leaves its chart and HTML report under bench-results/learning/. Sizes
  * (docs/benchmarks.md): `cpu` (default: the example as it is) and `gpu` (more types, seeds, tasks and
- * phases; the trainer on CUDA). Run: npm run bench:learning [-- --size gpu] [-- --label x], or
- * WEBRL_BENCH_LEARNING_SIZE=gpu.
+ * phases; the trainer on CUDA). Run: npm run bench:learning [-- --size gpu] [-- --label x] [-- --part
+ * seed-2], or WEBRL_BENCH_LEARNING_SIZE=gpu.
  */
-import { mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { completionsActorPolicy } from '../models/backends/completions';
@@ -43,15 +49,16 @@ import { readEvaluations } from '../campaign/evidence';
 import { readPhaseManifests } from '../campaign/manifest';
 import { writeReport } from '../cli/campaign';
 import { deriveSeed } from '../browser/rng';
-import type { Config } from '../config/campaignConfig';
-import type { EnvironmentTask } from '../env/backends/contract';
+import { backendOf } from '../env/backends/registry';
+import { heldOutTasks } from '../env/tasks/heldOut';
 import { toEpisodeTask } from '../env/tasks/episodeTask';
 import { loadSettings, type Settings } from '../infra/settings';
 import { startLocalLlm } from '../infra/vllm/localLlm';
 import { ArtifactStore } from '../storage/artifactStore';
-import { campaignKey, phaseKey } from '../storage/keys';
+import { campaignKey } from '../storage/keys';
 import { mapSettled } from '../models/remote/concurrency';
-import { learningFigures, type Figure, type ScoredTask, type SeedRun } from './learningFigures';
+import { learningFigures, type Figure } from './learningFigures';
+import { poolParts, readPart, seedPart, settingsFingerprint, writePart, ZERO_SHOT_PART, type LearningPart } from './learningParts';
 
 const EXAMPLE = new URL('../examples/smollm2-miniwob.yaml', import.meta.url).pathname;
 /** The `gpu` size: the example scaled up, as config overrides. */
@@ -86,12 +93,24 @@ const REPORTS = 'bench-results/learning';
 /** How long a Temporal or storage outage is waited for before the bench gives up (the main job waits a day by default). */
 const OUTAGE_LIMIT_MS = 15 * 60_000;
 
+const ALL_PARTS = [seedPart(CAMPAIGN_SEEDS[0]!), ZERO_SHOT_PART, ...CAMPAIGN_SEEDS.slice(1).map(seedPart)];
+
 const { values: flags } = parseArgs({
-  options: { size: { type: 'string', default: process.env.WEBRL_BENCH_LEARNING_SIZE ?? 'cpu' }, label: { type: 'string', default: '' } },
+  options: {
+    size: { type: 'string', default: process.env.WEBRL_BENCH_LEARNING_SIZE ?? 'cpu' },
+    label: { type: 'string', default: '' },
+    part: { type: 'string', multiple: true },
+    results: { type: 'string' },
+  },
 });
 if (flags.size !== 'cpu' && flags.size !== 'gpu') throw new Error(`--size must be cpu or gpu, not ${flags.size}`);
 if (!/^[a-z0-9-]*$/.test(flags.label)) throw new Error(`--label takes lower-case letters, digits and dashes, not ${flags.label}`);
+const unknownParts = (flags.part ?? []).filter((part) => !ALL_PARTS.includes(part));
+if (unknownParts.length) throw new Error(`--part takes ${ALL_PARTS.join(', ')}, not ${unknownParts.join(', ')}`);
 const size = flags.size;
+/** The parts this run does, in the bench's order. */
+const chosen = ALL_PARTS.filter((part) => !flags.part || flags.part.includes(part));
+const resultsDir = flags.results ?? join(REPORTS, `${size}${flags.label ? `-${flags.label}` : ''}`);
 const started = performance.now();
 const progress = (line: string) =>
   console.log(`[bench:learning ${new Date().toISOString().slice(11, 19)} +${((performance.now() - started) / 1000).toFixed(0)}s] ${line}`);
@@ -114,7 +133,7 @@ async function seedSettings(seed: number): Promise<Settings> {
   return settings;
 }
 
-/** Seconds the bench has spent on one campaign (or the zero-shot run), summed over its invocations. */
+/** Seconds the bench has spent on one campaign, summed over its invocations. */
 interface SpentTime {
   seconds: number;
 }
@@ -125,13 +144,41 @@ async function addSeconds(store: ArtifactStore, key: string, seconds: number): P
   return total;
 }
 
-/** The base model (no adapter) on the campaign's test tasks, greedy, as the campaign's evaluation runs them. */
-async function zeroShot(config: Config, store: ArtifactStore): Promise<ScoredTask[]> {
-  const name = config.campaign.name;
-  const tasks: EnvironmentTask[] = [];
-  for await (const row of store.readJsonl<EnvironmentTask>(phaseKey(name, 0, 'tasks', 'test.jsonl'))) tasks.push(row);
+/** One seed's campaign run (or attached to, or read when it has finished) by the main job; its evaluations. */
+async function runSeed(seed: number): Promise<LearningPart | undefined> {
+  const loaded = await seedSettings(seed);
+  const name = loaded.config.campaign.name;
+  progress(`${name}: the main job (${loaded.config.campaign.phases} RL phases after SFT)`);
+  const began = performance.now();
+  const { outcome, settings } = await runMainJob(loaded, progress, { interrupt: interrupt.signal, outageLimitMs: OUTAGE_LIMIT_MS });
+  const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+  try {
+    const seconds = await addSeconds(store, campaignKey(name, 'bench', 'seconds.json'), (performance.now() - began) / 1000);
+    if (outcome.kind === 'interrupted') return undefined;
+    if (outcome.progress.status !== 'completed') throw new Error(`${name} ended ${outcome.progress.status}`);
+    const evaluations = await readEvaluations(store, await readPhaseManifests(store, name));
+    // The campaign's report, as `webrl campaign report` writes it: the table, did each phase help, what the actor trained on.
+    await mkdir(REPORTS, { recursive: true });
+    progress(`${name}:\n${await writeReport(settings, name, { svg: join(REPORTS, `${name}.svg`), html: join(REPORTS, name) })}`);
+    const phases = evaluations.map((e) => e.tasks.map(({ taskId, score }) => ({ taskId, score })));
+    return { part: seedPart(seed), settings: fingerprint, commit, seconds, phases };
+  } finally {
+    store.destroy();
+  }
+}
+
+/**
+ * The base model (no adapter) on the first seed's held-out tasks (the same tasks as every seed's, unless
+ * the example samples them), greedy, as the campaign's evaluation runs them.
+ */
+async function runZeroShot(): Promise<LearningPart | undefined> {
+  const { config } = await seedSettings(CAMPAIGN_SEEDS[0]!);
   const actor = config.models.actor;
   if (actor.backend !== 'completions') throw new Error('the zero-shot run needs a completions actor');
+  const began = performance.now();
+  const { backend, settings } = backendOf(config);
+  const tasks = heldOutTasks(await backend.tasks.load(settings, 'test'), settings.testTasks, config.campaign.seed);
+  progress(`zero-shot: the base model on the ${tasks.length} held-out tasks`);
   const llm = await startLocalLlm(config, progress);
   let runtime: BrowserRuntime | undefined;
   try {
@@ -150,65 +197,62 @@ async function zeroShot(config: Config, store: ArtifactStore): Promise<ScoredTas
       if (++done % 10 === 0 || done === tasks.length) progress(`zero-shot: ${done}/${tasks.length} episodes`);
       return { taskId: String(task.task_id), score: outcome.score };
     });
-    if (interrupt.signal.aborted) throw new Error('zero-shot: interrupted; run the bench again to redo it');
-    return results.map((r, i) => (r.ok ? r.value : { taskId: String(tasks[i]!.task_id), score: 0 }));
+    if (interrupt.signal.aborted) return undefined;
+    const zeroShot = results.map((r, i) => (r.ok ? r.value : { taskId: String(tasks[i]!.task_id), score: 0 }));
+    return { part: ZERO_SHOT_PART, settings: fingerprint, commit, seconds: (performance.now() - began) / 1000, zeroShot };
   } finally {
     await runtime?.close();
     await llm?.stop();
   }
 }
 
-/** One seed's campaign run (or attached to, or read when it has finished) by the main job; its evaluations. */
-async function runSeed(seed: number, withZeroShot: boolean): Promise<{ run?: SeedRun; seconds: number }> {
-  const loaded = await seedSettings(seed);
-  const name = loaded.config.campaign.name;
-  progress(`${name}: the main job (${loaded.config.campaign.phases} RL phases after SFT)`);
-  const began = performance.now();
-  const { outcome, settings } = await runMainJob(loaded, progress, { interrupt: interrupt.signal, outageLimitMs: OUTAGE_LIMIT_MS });
-  const store = new ArtifactStore(settings.config.s3, settings.secrets.s3);
+/** The commit this run measures, `-dirty` with uncommitted changes to tracked files. */
+function currentCommit(): string {
   try {
-    const seconds = await addSeconds(store, campaignKey(name, 'bench', 'seconds.json'), (performance.now() - began) / 1000);
-    if (outcome.kind === 'interrupted') return { seconds };
-    if (outcome.progress.status !== 'completed') throw new Error(`${name} ended ${outcome.progress.status}`);
-    const evaluations = await readEvaluations(store, await readPhaseManifests(store, name));
-    // The campaign's report, as `webrl campaign report` writes it: the table, did each phase help, what the actor trained on.
-    await mkdir(REPORTS, { recursive: true });
-    progress(`${name}:\n${await writeReport(settings, name, { svg: join(REPORTS, `${name}.svg`), html: join(REPORTS, name) })}`);
-    const run: SeedRun = { phases: evaluations.map((e) => e.tasks) };
-    if (!withZeroShot) return { run, seconds };
-    const scoresKey = phaseKey(name, 0, 'zero-shot', 'scores.json');
-    const secondsKey = phaseKey(name, 0, 'zero-shot', 'seconds.json');
-    let scores = await store.tryGetJson<ScoredTask[]>(scoresKey);
-    let zeroShotSeconds = (await store.tryGetJson<SpentTime>(secondsKey))?.seconds ?? 0;
-    if (!scores) {
-      progress('zero-shot: the base model on the same test tasks');
-      const zeroShotBegan = performance.now();
-      scores = await zeroShot(settings.config, store);
-      await store.putJson(scoresKey, scores);
-      zeroShotSeconds = await addSeconds(store, secondsKey, (performance.now() - zeroShotBegan) / 1000);
-    }
-    return { run: { ...run, zeroShot: scores }, seconds: seconds + zeroShotSeconds };
-  } finally {
-    store.destroy();
+    const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${git('rev-parse', '--short=12', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '-dirty' : ''}`;
+  } catch {
+    return 'unknown';
   }
 }
 
+const exampleBytes = await readFile(EXAMPLE);
+const fingerprint = settingsFingerprint(exampleBytes, size, size === 'gpu' ? { ...GPU, loraRank: GPU_LORA_RANK } : {});
+const commit = currentCommit();
 const example = await loadSettings(EXAMPLE, process.env);
 const environment = example.config.campaign.environment;
 const types =
   environment.backend === 'miniwob' ? ((size === 'gpu' ? GPU['campaign.environment.miniwob.taskTypes'] : environment.miniwob.taskTypes) as string[]) : [];
-progress(`size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; campaigns ${CAMPAIGN_SEEDS.map(campaignName).join(', ')}`);
-const runs: SeedRun[] = [];
-let seconds = 0;
-for (const [i, seed] of CAMPAIGN_SEEDS.entries()) {
-  const result = await runSeed(seed, i === 0);
-  seconds += result.seconds;
-  if (!result.run) {
-    progress(`stopped: ${campaignName(seed)} waits in Temporal; run the bench again to go on from where it stopped`);
+progress(
+  `size ${size}: ${EXAMPLE}${size === 'gpu' ? ' scaled up' : ''}; ${types.join(', ')}; parts ${chosen.join(', ')} ` +
+    `(campaigns ${CAMPAIGN_SEEDS.map(campaignName).join(', ')}); results in ${resultsDir}`,
+);
+for (const part of chosen) {
+  const done = await readPart(resultsDir, part);
+  if (done) {
+    progress(`${part}: finished before (${done.commit}), kept`);
+    continue;
+  }
+  const seed = CAMPAIGN_SEEDS.find((s) => seedPart(s) === part);
+  const result = seed === undefined ? await runZeroShot() : await runSeed(seed);
+  if (!result) {
+    progress(`stopped in ${part}${seed === undefined ? ' (it starts over)' : `: ${campaignName(seed)} waits in Temporal`}; run the bench again to go on from where it stopped`);
     process.exit(130);
   }
-  runs.push(result.run);
+  progress(`${part}: finished, ${await writePart(resultsDir, result)}`);
 }
 progress(`this run: ${((performance.now() - started) / 1000).toFixed(0)} s; the local stack stays up (node bin/webrl.js stack down stops it)`);
-const figures: Figure[] = [...learningFigures(runs, types, deriveSeed('bench:learning', ...CAMPAIGN_SEEDS)), ['learning.seconds', seconds, 's']];
+const parts = (await Promise.all(ALL_PARTS.map((part) => readPart(resultsDir, part)))).filter((p) => p !== undefined);
+const missing = ALL_PARTS.filter((part) => !parts.some((p) => p.part === part));
+if (missing.length) {
+  progress(`the figures need every part; missing: ${missing.join(', ')} (npm run bench:learning -- ${missing.map((m) => `--part ${m}`).join(' ')}, with the same --size and --label, or their files copied into ${resultsDir})`);
+  process.exit(0);
+}
+const commits = [...new Set(parts.map((p) => p.commit))];
+progress(`pooled: ${parts.map((p) => `${p.part} at ${p.commit}`).join(', ')}${commits.length > 1 ? ' (different commits: the same settings, check that nothing the run measures changed between them)' : ''}`);
+const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+const figures: Figure[] = [
+  ...learningFigures(poolParts(parts, CAMPAIGN_SEEDS), types, deriveSeed('bench:learning', ...CAMPAIGN_SEEDS)),
+  ['learning.seconds', seconds, 's'],
+];
 for (const [name, value, unit] of figures) console.log(`BENCH ${name} ${value.toFixed(3)} ${unit}`);

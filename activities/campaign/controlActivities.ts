@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { Rng } from '../../env/random';
 import type { EnvironmentTask, EvolveRequest } from '../../env/backends/contract';
 import { backendOf } from '../../env/backends/registry';
+import { heldOutTasks } from '../../env/tasks/heldOut';
 import { trainerMetricsKey, type TrainerMetrics } from '../../models/train/trainerMetrics';
 import { manifestKey, phaseKey, phaseManifestKey } from '../../storage/keys';
 import type { PhaseManifestData } from './phaseManifest';
@@ -185,9 +186,7 @@ async function generateTasks(deps: ControlDeps, input: InputOf<'generateTasks'>)
 async function evaluationTasks({ ctx }: ControlDeps, scope: InputOf<'evaluationTasks'>) {
   return ctx.once(ctx.key(scope, 'tasks', 'test'), async () => {
     const config = await ctx.config(scope);
-    const { testTasks } = config.campaign.environment;
-    const test = await ctx.tasks(config, 'test');
-    const tasks = testTasks > 0 && testTasks < test.length ? new Rng(scope.seed).fork('test-sample').sample(test, testTasks) : test;
+    const tasks = heldOutTasks(await ctx.tasks(config, 'test'), config.campaign.environment.testTasks, scope.seed);
     const ref = await ctx.writeDataset(ctx.key(scope, 'tasks', 'test.jsonl'), tasks);
     return { objects: await ctx.datasetObjects(ref), data: ref };
   });
