@@ -236,7 +236,9 @@ for (const part of chosen) {
   const seed = CAMPAIGN_SEEDS.find((s) => seedPart(s) === part);
   const result = seed === undefined ? await runZeroShot() : await runSeed(seed);
   if (!result) {
-    progress(`stopped in ${part}${seed === undefined ? ' (it starts over)' : `: ${campaignName(seed)} waits in Temporal`}; run the bench again to go on from where it stopped`);
+    progress(
+      `stopped in ${part}${seed === undefined ? ' (it starts over)' : `: ${campaignName(seed)} waits in Temporal`}; run the bench again to go on from where it stopped`,
+    );
     process.exit(130);
   }
   progress(`${part}: finished, ${await writePart(resultsDir, result)}`);
@@ -245,11 +247,15 @@ progress(`this run: ${((performance.now() - started) / 1000).toFixed(0)} s; the 
 const parts = (await Promise.all(ALL_PARTS.map((part) => readPart(resultsDir, part)))).filter((p) => p !== undefined);
 const missing = ALL_PARTS.filter((part) => !parts.some((p) => p.part === part));
 if (missing.length) {
-  progress(`the figures need every part; missing: ${missing.join(', ')} (npm run bench:learning -- ${missing.map((m) => `--part ${m}`).join(' ')}, with the same --size and --label, or their files copied into ${resultsDir})`);
+  progress(
+    `the figures need every part; missing: ${missing.join(', ')} (npm run bench:learning -- ${missing.map((m) => `--part ${m}`).join(' ')}, with the same --size and --label, or their files copied into ${resultsDir})`,
+  );
   process.exit(0);
 }
 const commits = [...new Set(parts.map((p) => p.commit))];
-progress(`pooled: ${parts.map((p) => `${p.part} at ${p.commit}`).join(', ')}${commits.length > 1 ? ' (different commits: the same settings, check that nothing the run measures changed between them)' : ''}`);
+progress(
+  `pooled: ${parts.map((p) => `${p.part} at ${p.commit}`).join(', ')}${commits.length > 1 ? ' (different commits: the same settings, check that nothing the run measures changed between them)' : ''}`,
+);
 const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
 const figures: Figure[] = [
   ...learningFigures(poolParts(parts, CAMPAIGN_SEEDS), types, deriveSeed('bench:learning', ...CAMPAIGN_SEEDS)),

@@ -34,7 +34,10 @@ test('a finished part is read back as written; an unfinished one is absent', asy
 test('a file that is not a part is refused, each problem with its field', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'learning-parts-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(join(dir, 'seed-2.json'), JSON.stringify({ part: 'seed-2', settings: 'short', commit: 'x', seconds: -1, phases: [[{ taskId: 't', score: 2 }]] }));
+  await writeFile(
+    join(dir, 'seed-2.json'),
+    JSON.stringify({ part: 'seed-2', settings: 'short', commit: 'x', seconds: -1, phases: [[{ taskId: 't', score: 2 }]] }),
+  );
   await assert.rejects(readPart(dir, 'seed-2'), (error: Error) => {
     for (const field of ['settings', 'seconds', 'phases.0.0.score']) assert.match(error.message, new RegExp(`${field.replaceAll('.', '\\.')}:`));
     return true;
@@ -46,10 +49,7 @@ test('a file that is not a part is refused, each problem with its field', async 
 
 test('parts pool into seed runs, the first seed carrying the zero-shot scores, only under one set of settings', () => {
   const runs = poolParts([seed(1), zeroShot, seed(2, { commit: 'def456' })], [1, 2]);
-  assert.deepEqual(runs, [
-    { phases: seed(1).phases, zeroShot: zeroShot.zeroShot },
-    { phases: seed(2).phases },
-  ]);
+  assert.deepEqual(runs, [{ phases: seed(1).phases, zeroShot: zeroShot.zeroShot }, { phases: seed(2).phases }]);
   const other = settingsFingerprint('campaign: {}\n', 'gpu', {});
   assert.notEqual(other, settings, 'the size is part of the settings');
   assert.throws(() => poolParts([seed(1), zeroShot, seed(2, { settings: other })], [1, 2]), /ran under different settings/);
