@@ -248,7 +248,7 @@ const parts = (await Promise.all(ALL_PARTS.map((part) => readPart(resultsDir, pa
 const missing = ALL_PARTS.filter((part) => !parts.some((p) => p.part === part));
 if (missing.length) {
   progress(
-    `the figures need every part; missing: ${missing.join(', ')} (npm run bench:learning -- ${missing.map((m) => `--part ${m}`).join(' ')}, with the same --size and --label, or their files copied into ${resultsDir})`,
+    `the figures need every part; missing: ${missing.join(', ')} (npm run bench:learning -- ${[`--size ${size}`, ...(flags.label ? [`--label ${flags.label}`] : []), ...(flags.results ? [`--results ${flags.results}`] : []), ...missing.map((m) => `--part ${m}`)].join(' ')}, or their files copied into ${resultsDir})`,
   );
   process.exit(0);
 }
