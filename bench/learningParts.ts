@@ -7,9 +7,10 @@
  * the commit (reported, since a later commit may change nothing the run measures).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeAtomically } from '../models/checkpoint';
 import type { SeedRun } from './learningFigures';
 
 const ScoredTaskSchema = z.object({ taskId: z.string(), score: z.number().min(0).max(1) });
@@ -58,10 +59,8 @@ export async function readPart(dir: string, part: string): Promise<LearningPart 
 
 /** Writes a finished part (whole or not at all: a stopped run never leaves half a file). */
 export async function writePart(dir: string, part: LearningPart): Promise<string> {
-  await mkdir(dir, { recursive: true });
   const file = partFile(dir, part.part);
-  await writeFile(`${file}.partial`, `${JSON.stringify(LearningPartSchema.parse(part))}\n`);
-  await rename(`${file}.partial`, file);
+  await writeAtomically(file, `${JSON.stringify(LearningPartSchema.parse(part))}\n`);
   return file;
 }
 

@@ -150,7 +150,8 @@ export function cardPath(onnxPath: string): string {
   return onnxPath.replace(/\.onnx$/, '') + '.json';
 }
 
-async function writeAtomically(path: string, data: Uint8Array | string): Promise<void> {
+/** Writes a file whole or not at all (through `<path>.partial`), creating its folder. */
+export async function writeAtomically(path: string, data: Uint8Array | string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.partial`;
   await writeFile(temporary, data);
