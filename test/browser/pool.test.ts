@@ -30,14 +30,17 @@ function requests(environment: ShopEnvironment, count: number, sink?: LocalTrace
   return shopTasks(count).map((task) => ({ task, policy, environment, ...(sink ? { traceSink: sink } : {}) }));
 }
 
+/** Four rounds of the pool's four slots: enough to show reuse and the cap. */
+const EPISODES = 16;
+
 describe('BrowserPool', () => {
-  test('52 oracle episodes at concurrency 4 all complete, pass and leave a trace', async () => {
+  test(`${EPISODES} oracle episodes at concurrency 4 all complete, pass and leave a trace`, async () => {
     const pool = await BrowserPool.start({ size: 4 });
     const environment = createShopEnvironment(server.url);
     const sink = new LocalTraceSink(traceDir);
     let inFlight = 0;
     let mostInFlight = 0;
-    const counted = requests(environment, 52, sink).map((request) => ({
+    const counted = requests(environment, EPISODES, sink).map((request) => ({
       ...request,
       environment: {
         async prepareEpisode(...args: Parameters<ShopEnvironment['prepareEpisode']>) {
@@ -54,16 +57,16 @@ describe('BrowserPool', () => {
     try {
       const results = await pool.runAll(counted);
       const outcomes = results.map((r) => r.outcome);
-      assert.equal(outcomes.length, 52);
-      assert.deepEqual(new Set(outcomes.map((o) => o.taskId)).size, 52);
+      assert.equal(outcomes.length, EPISODES);
+      assert.deepEqual(new Set(outcomes.map((o) => o.taskId)).size, EPISODES);
       const failed = outcomes.filter((o) => o.score !== 1 || o.infraFailure || o.reason !== 'exit');
       assert.deepEqual(failed, [], 'every oracle episode passes');
       assert.equal(mostInFlight, 4, 'the pool runs 4 episodes at once, never more');
-      assert.deepEqual(environment.stats, { prepared: 52, evaluated: 52, disposed: 52 });
+      assert.deepEqual(environment.stats, { prepared: EPISODES, evaluated: EPISODES, disposed: EPISODES });
       assert.equal(pool.launches, 1);
 
       const files = await readdir(traceDir);
-      assert.equal(files.filter((f) => f.endsWith('.jsonl')).length, 52);
+      assert.equal(files.filter((f) => f.endsWith('.jsonl')).length, EPISODES);
       const cart = await readTraceFile(join(traceDir, 'shop-1.jsonl'));
       assert.deepEqual(
         cart.map((row) => row.index),
