@@ -34,6 +34,11 @@ export interface VllmServerOptions {
   maxLoras?: number;
   maxModelLen?: number;
   /**
+   * vLLM's --enforce-eager: no torch.compile warm-up. Without LoRA, the CPU build compiles the model at
+   * start (minutes on 2 cores, cached under ~/.cache/vllm afterwards); with LoRA it never compiles.
+   */
+  enforceEager?: boolean;
+  /**
    * float32 by default: on CPUs with AMX, vLLM's CPU build runs bf16 through AMX tile instructions, which
    * a machine (or sandbox) that does not grant them answers with SIGILL on the first request.
    */
@@ -86,6 +91,7 @@ export async function startVllmServer(options: VllmServerOptions): Promise<Runni
   if (options.maxLoraRank !== undefined)
     args.push('--enable-lora', '--max-lora-rank', String(options.maxLoraRank), '--max-loras', String(options.maxLoras ?? 4));
   if (options.maxModelLen !== undefined) args.push('--max-model-len', String(options.maxModelLen));
+  if (options.enforceEager) args.push('--enforce-eager');
   args.push('--dtype', options.dtype ?? 'float32', '--host', host, '--port', String(port));
   await mkdir(dirname(options.logFile), { recursive: true });
   const log = await open(options.logFile, 'a');

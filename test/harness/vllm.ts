@@ -85,7 +85,8 @@ export async function startRecordedVllm(options: Omit<VllmServerOptions, 'python
   const requests: RelayedRequest[] = [];
   const holds: { path: string; arrived(): void; released: Promise<void> }[] = [];
   const start = async () => {
-    server = await startVllmServer({ ...options, python: tool.path });
+    // Eager: a test serves too few tokens for the compile warm-up (2.5 min for SmolLM2 on 2 cores) to pay back.
+    server = await startVllmServer({ enforceEager: true, ...options, python: tool.path });
   };
   await start();
 
