@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import step_record, step_records, write_jsonl
+from conftest import orm_record, step_record, step_records, write_jsonl
 from safetensors.torch import load_file
 
 from webrl_torch import train as train_module
@@ -168,14 +168,17 @@ def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninte
     assert all((whole[k] - retried[k]).abs().max().item() < 1e-5 for k in whole)
 
 
-def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch):
+def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch, tmp_path):
     from webrl_torch import modeling
     from webrl_torch.cli import job_from, parser
     from webrl_torch.errors import InputError
     from webrl_torch.losses import WebRLConstants
 
+    # The records are read before anything else: every objective finds its kind here.
+    data = write_jsonl(tmp_path / "data.jsonl", [*step_records(), orm_record(0, True)])
+
     def job(*extra: str):
-        return job_from(parser().parse_args(["train", "--base-model", "m", "--data", "d", "--out", "o", "--device", "cpu", *extra]))
+        return job_from(parser().parse_args(["train", "--base-model", "m", "--data", str(data), "--out", "o", "--device", "cpu", *extra]))
 
     monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", "actor-webrl")
     spec = job()

@@ -23,7 +23,7 @@ from pathlib import Path
 from .contract import DATA_FORMATS, OBJECTIVES, PROMPT_FORMATS, VARIABLES
 from .errors import InputError, TrainingStopped
 from .materialize import DTYPES, materialize
-from .records import SCHEMA_VERSION
+from .records import SCHEMA_VERSION, read_records
 
 WEIGHT_DTYPES = ("auto", *DTYPES)  # the base weights' dtype in train and serve-critic
 
@@ -85,11 +85,8 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
 
 
 def job_from(args: argparse.Namespace):
-    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
-    from .losses import WEBRL, WebRLConstants
-    from .modeling import ModelOptions, pick_device
-    from .train import JobSpec
-
+    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work, and
+    those that need no model before torch is imported (seconds on a CPU), so bad input fails at once."""
     objective = os.environ.get(VARIABLES["objective"]) or args.objective
     if objective not in OBJECTIVES:
         raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -97,6 +94,8 @@ def job_from(args: argparse.Namespace):
     # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
     _env(VARIABLES["gamma"], float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
     data_format = _env(VARIABLES["dataFormat"], str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
+    if data_format == "training-records":
+        read_records(args.data, "orm" if objective == "orm" else "step")  # read again by the job; examples need its tokenizer
     max_lora_rank = _env(VARIABLES["maxLoraRank"], int, args.max_lora_rank, lambda v: v >= 1, "an integer >= 1 (the serving vLLM's --max-lora-rank)")
     if max_lora_rank is not None and max_lora_rank < 1:
         raise InputError(f"--max-lora-rank: expected an integer >= 1, got {max_lora_rank}")
@@ -105,6 +104,10 @@ def job_from(args: argparse.Namespace):
     max_length = _env(VARIABLES["maxLength"], int, args.max_length, lambda v: v >= 2, "an integer >= 2 (tokens per prompt + response)")
     if max_length is not None and max_length < 2:
         raise InputError(f"--max-length: expected an integer >= 2, got {max_length}")
+    from .losses import WEBRL, WebRLConstants
+    from .modeling import ModelOptions, pick_device
+    from .train import JobSpec
+
     constants = WebRLConstants(
         beta_low=_env(VARIABLES["betaLow"], float, WEBRL.beta_low, lambda v: v > 0, "a positive number"),
         beta_high=_env(VARIABLES["betaHigh"], float, WEBRL.beta_high, lambda v: v > 0, "a positive number"),
@@ -207,9 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command == "train":
+            spec = job_from(args)  # before the trainer's imports: bad input fails in a second
             from .train import run
 
-            run(job_from(args))
+            run(spec)
         elif args.command == "serve-critic":
             from .critic_server import serve
             from .modeling import ModelOptions, pick_device
