@@ -23,7 +23,7 @@ from pathlib import Path
 from .contract import DATA_FORMATS, OBJECTIVES, PROMPT_FORMATS, VARIABLES
 from .errors import InputError, TrainingStopped
 from .materialize import DTYPES, materialize
-from .records import SCHEMA_VERSION, read_records
+from .records import SCHEMA_VERSION, read_records, records_kind
 
 WEIGHT_DTYPES = ("auto", *DTYPES)  # the base weights' dtype in train and serve-critic
 
@@ -85,8 +85,14 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
 
 
 def job_from(args: argparse.Namespace):
-    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work, and
-    those that need no model before torch is imported (seconds on a CPU), so bad input fails at once."""
+    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
+    return job_and_records(args)[0]
+
+
+def job_and_records(args: argparse.Namespace):
+    """The JobSpec, and its training records read and checked (None for examples, which need the model's
+    tokenizer): what needs no model is checked before torch is imported (seconds on a CPU), so bad input
+    fails at once."""
     objective = os.environ.get(VARIABLES["objective"]) or args.objective
     if objective not in OBJECTIVES:
         raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
@@ -94,8 +100,7 @@ def job_from(args: argparse.Namespace):
     # Returns arrive computed in the records (mcReturn); gamma is checked so a bad value is still caught.
     _env(VARIABLES["gamma"], float, 0.9, lambda v: 0 < v <= 1, "a number in (0, 1]")
     data_format = _env(VARIABLES["dataFormat"], str, DATA_FORMATS[0], lambda v: v in DATA_FORMATS, " or ".join(DATA_FORMATS))
-    if data_format == "training-records":
-        read_records(args.data, "orm" if objective == "orm" else "step")  # read again by the job; examples need its tokenizer
+    records = read_records(args.data, records_kind(objective)) if data_format == "training-records" else None
     max_lora_rank = _env(VARIABLES["maxLoraRank"], int, args.max_lora_rank, lambda v: v >= 1, "an integer >= 1 (the serving vLLM's --max-lora-rank)")
     if max_lora_rank is not None and max_lora_rank < 1:
         raise InputError(f"--max-lora-rank: expected an integer >= 1, got {max_lora_rank}")
@@ -118,7 +123,7 @@ def job_from(args: argparse.Namespace):
         args.learning_rate if args.learning_rate is not None else (FULL_FINETUNE_LEARNING_RATES if args.full_finetune else LORA_LEARNING_RATES)[objective]
     )
     device, dtype = pick_device(args.device, args.dtype)
-    return JobSpec(
+    spec = JobSpec(
         objective=objective,
         data=args.data,
         out=args.out,
@@ -147,6 +152,7 @@ def job_from(args: argparse.Namespace):
         max_kl=args.max_kl,
         max_grad_norm=args.max_grad_norm,
     )
+    return spec, records
 
 
 def parser() -> argparse.ArgumentParser:
@@ -210,10 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command == "train":
-            spec = job_from(args)  # before the trainer's imports: bad input fails in a second
+            spec, records = job_and_records(args)  # before the trainer's imports: bad input fails in a second
             from .train import run
 
-            run(spec)
+            run(spec, records)
         elif args.command == "serve-critic":
             from .critic_server import serve
             from .modeling import ModelOptions, pick_device

@@ -150,6 +150,11 @@ def _chosen(path: Path, kind: str, steps: list[StepRecord], orms: list[OrmRecord
     return chosen
 
 
+def records_kind(objective: str) -> str:
+    """The records an objective trains on: the ORM's verdicts, or steps (the actor's and the critic's)."""
+    return "orm" if objective == "orm" else "step"
+
+
 def read_records(path: str | Path, kind: str) -> list[StepRecord] | list[OrmRecord]:
     """All records of `kind` ("step" or "orm") in the file; any invalid line fails the whole file."""
     path = Path(path)
@@ -250,4 +255,4 @@ def read_examples(path: str | Path, objective: str, render_chat: Callable[[list[
                 trajectory=str(row.get("trajectory", f"line-{line}")),
             )
         )
-    return _chosen(path, "orm" if objective == "orm" else "step", steps, orms)
+    return _chosen(path, records_kind(objective), steps, orms)

@@ -45,7 +45,7 @@ from .modeling import (
     save_language_model,
     token_log_probs,
 )
-from .records import StepRecord, read_examples, read_records
+from .records import StepRecord, read_examples, read_records, records_kind
 
 CHECKPOINTS = ".checkpoints"
 METRICS_FILE = "training-metrics.json"
@@ -92,14 +92,13 @@ def _fingerprint(spec: JobSpec) -> str:
 class _Objective:
     """What differs between objectives: the trainable module, the per-batch loss, and the output."""
 
-    def __init__(self, spec: JobSpec):
+    def __init__(self, spec: JobSpec, records: list | None = None):
         self.spec = spec
         self.tokenizer = load_tokenizer(spec.model.base_model)
         self.max_length = spec.max_length or model_context(spec.model.base_model)
         # The judge answers through a chat endpoint, so its text is always the model's chat template.
         self.end_of_turn = end_of_turn(self.tokenizer, "chat-template" if spec.objective == "orm" else spec.prompt_format)
         self.cut: dict[str, int] = {}  # prompt tokens dropped from the middle, per row (and its next state)
-        kind = "orm" if spec.objective == "orm" else "step"
         if spec.data_format == "examples":
             if spec.prompt_format != "webrl-llama3" and spec.objective != "orm":
                 raise InputError(
@@ -107,7 +106,7 @@ class _Objective:
                 )
             self.records: list = read_examples(spec.data, spec.objective, self._render_chat)
         else:
-            self.records = read_records(spec.data, kind)
+            self.records = records if records is not None else read_records(spec.data, records_kind(spec.objective))
         if spec.objective == "actor-webrl" and not spec.critic:
             raise InputError("critic: actor-webrl needs the critic checkpoint ({critic} or --critic)")
         if spec.objective == "critic":
@@ -293,8 +292,9 @@ def _latest_checkpoint(directory: Path, fingerprint: str) -> Path | None:
     return None
 
 
-def run(spec: JobSpec) -> list[float]:
-    """Trains, writes the output into spec.out and returns the loss of every optimizer step (for tests and logs)."""
+def run(spec: JobSpec, records: list | None = None) -> list[float]:
+    """Trains, writes the output into spec.out and returns the loss of every optimizer step (for tests and logs);
+    `records` are spec.data's training records when the caller has read them already (the CLI, before torch loads)."""
     if spec.objective not in OBJECTIVES:
         raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {spec.objective!r}")
     # The weights' dtype is chosen with the device (modeling.pick_device), so accelerate's mixed precision
@@ -307,7 +307,7 @@ def run(spec: JobSpec) -> list[float]:
         if main:
             _log(f"data-parallel over {accelerator.num_processes} processes ({accelerator.distributed_type.value}, {accelerator.device.type})")
     torch.manual_seed(spec.seed)
-    objective = _Objective(spec)  # every input check happens here, before anything is written to {out}
+    objective = _Objective(spec, records)  # every input check happens here, before anything is written to {out}
     out = Path(spec.out)
     parameters = _trainable(objective.module)
     optimizer = torch.optim.AdamW(parameters.values(), lr=spec.learning_rate)
