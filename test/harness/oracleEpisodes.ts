@@ -65,7 +65,7 @@ export function useOracleFixture(tasks: readonly WebArenaTask[]): OracleFixture 
 
 /**
  * The oracle solves every sampled task of `site`. One test file per site, so that no file comes near
- * the suite's per-file timeout on a busy 2-core machine (the 200-task sample this once was took 775 s in one file there).
+ * the suite's per-file timeout on a busy 2-core machine (an earlier 200-task sample took 775 s in one file there).
  */
 export function describeOracleSolves(site: string): void {
   const tasks = oracleSample().filter((task) => task.sites[0] === site);
