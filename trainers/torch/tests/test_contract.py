@@ -170,7 +170,7 @@ def test_a_retried_job_resumes_from_its_step_checkpoint_and_ends_where_an_uninte
 
 def test_the_objective_constants_prompt_format_and_max_length_come_from_the_environment_and_learning_rates_default_per_objective(monkeypatch, tmp_path):
     from webrl_torch import modeling
-    from webrl_torch.cli import job_from, parser
+    from webrl_torch.cli import job_and_records, parser
     from webrl_torch.errors import InputError
     from webrl_torch.losses import WebRLConstants
 
@@ -178,7 +178,8 @@ def test_the_objective_constants_prompt_format_and_max_length_come_from_the_envi
     data = write_jsonl(tmp_path / "data.jsonl", [*step_records(), orm_record(0, True)])
 
     def job(*extra: str):
-        return job_from(parser().parse_args(["train", "--base-model", "m", "--data", str(data), "--out", "o", "--device", "cpu", *extra]))
+        spec, _ = job_and_records(parser().parse_args(["train", "--base-model", "m", "--data", str(data), "--out", "o", "--device", "cpu", *extra]))
+        return spec
 
     monkeypatch.setenv("WEBRL_TRAIN_OBJECTIVE", "actor-webrl")
     spec = job()

@@ -84,15 +84,10 @@ def check_servable(args: argparse.Namespace, objective: str, max_lora_rank: int 
             raise InputError(f"{config_file} {field}: {config.get(field)!r}: {reason}")
 
 
-def job_from(args: argparse.Namespace):
-    """The JobSpec from the command line and WEBRL_TRAIN_*; every value is checked before any work."""
-    return job_and_records(args)[0]
-
-
 def job_and_records(args: argparse.Namespace):
-    """The JobSpec, and its training records read and checked (None for examples, which need the model's
-    tokenizer): what needs no model is checked before torch is imported (seconds on a CPU), so bad input
-    fails at once."""
+    """The JobSpec from the command line and WEBRL_TRAIN_*, and its training records read and checked (None
+    for examples, which need the model's tokenizer): every value is checked before any work, and what needs
+    no model before torch is imported (seconds on a CPU), so bad input fails at once."""
     objective = os.environ.get(VARIABLES["objective"]) or args.objective
     if objective not in OBJECTIVES:
         raise InputError(f"{VARIABLES['objective']}: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
