@@ -33,6 +33,22 @@ export class Rng extends SeededRng {
     return this.shuffle(items).slice(0, count);
   }
 
+  /**
+   * `count` items spread evenly over the groups `groupOf` names: groups in a random order take one item
+   * each, round after round (each group's items in a random order), until `count` are taken or every
+   * group is spent. A group is never left out while another has two more items in the sample.
+   */
+  stratifiedSample<T>(items: readonly T[], count: number, groupOf: (item: T) => string): T[] {
+    const groups = new Map<string, T[]>();
+    for (const item of items) groups.set(groupOf(item), [...(groups.get(groupOf(item)) ?? []), item]);
+    const queues = this.shuffle([...groups.keys()].sort()).map((group) => this.shuffle(groups.get(group)!));
+    const picked: T[] = [];
+    for (let round = 0; picked.length < count && queues.some((queue) => round < queue.length); round++) {
+      for (const queue of queues) if (round < queue.length && picked.length < count) picked.push(queue[round]!);
+    }
+    return picked;
+  }
+
   /** Picks by weight; weights need not sum to 1. */
   weighted<T>(entries: readonly (readonly [T, number])[]): T {
     const total = entries.reduce((sum, [, w]) => sum + w, 0);

@@ -13,6 +13,7 @@ import { createBrowserActivities } from '../activities/campaign/browserActivitie
 import { BrowserRuntime } from '../activities/campaign/browserRuntime';
 import { CampaignContext } from '../activities/campaign/context';
 import { createControlActivities } from '../activities/campaign/controlActivities';
+import { taskTemplate } from '../activities/campaign/mostPromisingTasks';
 import type { TrajectoryIndexRow, TrajectoryRecord } from '../activities/campaign/episodes';
 import type { ExperienceRow } from '../activities/campaign/experience';
 import type { RewardRow } from '../activities/campaign/trainActivities';
@@ -417,6 +418,20 @@ describe('campaign activities with remote model backends', () => {
     const trainIntents = new Set(embeddedSplit(config.campaign.environment.worldSeed, 'train').map((t) => t.intent));
     assert.equal(tasks.length, 5);
     assert.ok(tasks.every((t) => trainIntents.has(t.intent)));
+  });
+
+  test("phase 0's probe gives every template of the train split an equal share", async () => {
+    const { scope: phase, config } = await scope({}, 0);
+    const templates = new Set(embeddedSplit(config.campaign.environment.worldSeed, 'train').map(taskTemplate));
+    const count = templates.size + 3;
+    const probe = await ctx.readDataset<WebArenaTask>(
+      await run(createControlActivities({ ctx, roles: workerRoles(ctx) }).generateTasks, { ...phase, failedTasks: null, count, curriculum: false }),
+    );
+    assert.equal(probe.length, count);
+    const perTemplate = new Map<string, number>();
+    for (const task of probe) perTemplate.set(taskTemplate(task), (perTemplate.get(taskTemplate(task)) ?? 0) + 1);
+    assert.equal(perTemplate.size, templates.size, 'every template drawn');
+    assert.deepEqual([...new Set(perTemplate.values())].sort(), [1, 2], 'one or two of each');
   });
 
   test("phase 0 refits the embedded ORM and critic with the probe's graded outcomes added; a remote ORM is kept", async () => {
