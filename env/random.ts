@@ -40,7 +40,12 @@ export class Rng extends SeededRng {
    */
   stratifiedSample<T>(items: readonly T[], count: number, groupOf: (item: T) => string): T[] {
     const groups = new Map<string, T[]>();
-    for (const item of items) groups.set(groupOf(item), [...(groups.get(groupOf(item)) ?? []), item]);
+    for (const item of items) {
+      const group = groupOf(item);
+      const members = groups.get(group);
+      if (members) members.push(item);
+      else groups.set(group, [item]);
+    }
     const queues = this.shuffle([...groups.keys()].sort()).map((group) => this.shuffle(groups.get(group)!));
     const picked: T[] = [];
     for (let round = 0; picked.length < count && queues.some((queue) => round < queue.length); round++) {
